@@ -1,0 +1,308 @@
+"""Client for the tenant's OpenAI-compatible chat-completions gateway: retries, fallback models.
+
+It never logs, and no error or repr it builds carries the api key or the prompt.
+
+Errors:
+
+    GatewayError                 base; str(exc) is safe to record on a compactor run
+     ├── GatewayUnavailable      every model exhausted: timeouts, connection errors,
+     │                           408/429/5xx after max_retries (a later run may succeed)
+     ├── GatewayRejected         a 4xx other than 408/429 (bad key, bad request): not
+     │                           retried; 404 alone moves on to the next model
+     └── GatewayBadAnswer        200 but not JSON, not the chat-completions shape, or
+                                 empty content: not retried (tokens were spent)
+"""
+
+import asyncio
+import email.utils
+import math
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+
+class GatewayError(Exception):
+    """Base of every gateway failure. `model` and `status` describe the last attempt."""
+
+    def __init__(self, message: str, *, model: str | None = None, status: int | None = None):
+        super().__init__(message)
+        self.model = model
+        self.status = status
+
+
+class GatewayUnavailable(GatewayError):
+    def __init__(self, message: str, *, attempts: tuple[str, ...] = (), **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.attempts = attempts  # one "model: reason" line per failed attempt
+
+
+class GatewayRejected(GatewayError):
+    pass
+
+
+class GatewayBadAnswer(GatewayError):
+    pass
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    """A tenant's gateway and model routing.
+
+    `base_url` is everything before `/chat/completions`, with or without `/v1` as that
+    gateway needs (e.g. "https://gw.example/v1"). `models` is the routing list: the first
+    model, then its fallbacks in order. Each model gets 1 + `max_retries` attempts.
+    """
+
+    base_url: str
+    api_key: str | None = field(repr=False)
+    models: tuple[str, ...]
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError("gateway base_url must start with http:// or https://")
+        if not self.models or not all(m.strip() for m in self.models):
+            raise ValueError("gateway models must name at least one model, none blank")
+        if self.timeout_s <= 0 or self.max_retries < 0:
+            raise ValueError("gateway timeout_s must be > 0 and max_retries >= 0")
+        if self.backoff_base_s < 0 or self.backoff_max_s < 0:
+            raise ValueError("gateway backoff times must be >= 0")
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str  # the routing-list name that answered, not the gateway's internal name
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None = None  # "length" means the answer was cut at max_tokens
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens in text, estimated as ceil(UTF-8 bytes / 4).
+
+    Counting bytes rather than characters over-estimates non-Latin scripts, which is the
+    safe side for a budget pre-check; no tokenizer dependency because models differ anyway.
+    """
+    return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def estimate_messages_tokens(messages: list[dict[str, str]]) -> int:
+    """Prompt tokens of a chat request: each message's content plus ~4 tokens of framing."""
+    return sum(estimate_tokens(m.get("content", "")) + 4 for m in messages)
+
+
+_SAFE_CODE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_RETRY_STATUSES = frozenset({408, 429})
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str, *, status: int | None = None, wait: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+        self.wait = wait  # from Retry-After, already capped
+
+
+class Gateway:
+    """Calls one tenant's gateway. Close it (or use `async with`) when it owns its client."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rand: Callable[[], float] = random.random,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient()
+        self._sleep = sleep
+        self._rand = rand
+        self._clock = clock
+        self._url = config.base_url.rstrip("/") + "/chat/completions"
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def complete(
+        self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float = 0.0
+    ) -> Completion:
+        """One chat completion, walking the routing list until a model answers."""
+        failures: list[str] = []
+        not_found = 0
+        last_status: int | None = None
+        for model in self.config.models:
+            for attempt in range(self.config.max_retries + 1):
+                try:
+                    return await self._attempt(model, messages, max_tokens, temperature)
+                except _Retryable as exc:
+                    failures.append(f"{model}: {exc.reason}")
+                    last_status = exc.status
+                    if attempt == self.config.max_retries:
+                        break
+                    await self._sleep(exc.wait if exc.wait is not None else self._backoff(attempt))
+                except GatewayRejected as exc:
+                    if exc.status != 404:
+                        raise
+                    failures.append(f"{model}: HTTP 404")
+                    not_found += 1
+                    break
+        if not_found == len(self.config.models):
+            raise GatewayRejected(
+                "no model of the routing list exists on the gateway (HTTP 404)",
+                model=self.config.models[-1],
+                status=404,
+            )
+        raise GatewayUnavailable(
+            f"gateway unavailable after {len(failures)} attempts over "
+            f"{len(self.config.models)} model(s); last: {failures[-1]}",
+            model=self.config.models[-1],
+            status=last_status,
+            attempts=tuple(failures),
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        # "Equal jitter": at least half the exponential delay, so retries keep spreading
+        # out, plus a random half so many tenants' workers don't retry in lockstep.
+        delay = min(self.config.backoff_max_s, self.config.backoff_base_s * 2.0**attempt)
+        return delay / 2 + self._rand() * delay / 2
+
+    async def _attempt(
+        self, model: str, messages: list[dict[str, str]], max_tokens: int, temperature: float
+    ) -> Completion:
+        headers = {"Accept": "application/json"}
+        if self.config.api_key:
+            headers["Authorization"] = f"Bearer {self.config.api_key}"
+        payload = {
+            "model": model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        try:
+            response = await self._client.post(
+                self._url,
+                json=payload,
+                headers=headers,
+                timeout=self.config.timeout_s,
+                follow_redirects=False,
+            )
+        except httpx.TimeoutException:
+            raise _Retryable(f"timed out after {self.config.timeout_s:g}s") from None
+        except httpx.TransportError as exc:
+            # The exception text can echo the URL, never the key or body; keep the type only.
+            raise _Retryable(f"connection error ({type(exc).__name__})") from None
+        status = response.status_code
+        if status in _RETRY_STATUSES or status >= 500:
+            raise _Retryable(
+                f"HTTP {status}", status=status, wait=self._retry_after(response.headers)
+            )
+        if not 200 <= status < 300:
+            raise GatewayRejected(
+                f"model {model!r} was rejected: HTTP {status}{_error_code(response)}",
+                model=model,
+                status=status,
+            )
+        return _parse_completion(response, model, messages)
+
+    def _retry_after(self, headers: httpx.Headers) -> float | None:
+        value = headers.get("retry-after", "").strip()
+        if not value:
+            return None
+        try:
+            seconds = float(value)
+        except ValueError:
+            try:
+                seconds = email.utils.parsedate_to_datetime(value).timestamp() - self._clock()
+            except (TypeError, ValueError, IndexError, OverflowError):
+                return None
+        if math.isnan(seconds):
+            return None
+        return min(max(seconds, 0.0), self.config.backoff_max_s)
+
+
+def _error_code(response: httpx.Response) -> str:
+    """The OpenAI error code/type only: error messages may quote a masked key or input."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return ""
+    if not isinstance(error, dict):
+        return ""
+    for name in ("code", "type"):
+        value = error.get(name)
+        if isinstance(value, str) and _SAFE_CODE.fullmatch(value):
+            return f" ({value})"
+    return ""
+
+
+def _parse_completion(
+    response: httpx.Response, model: str, messages: list[dict[str, str]]
+) -> Completion:
+    def bad(reason: str) -> GatewayBadAnswer:
+        return GatewayBadAnswer(f"model {model!r} gave an unusable answer: {reason}", model=model)
+
+    try:
+        data = response.json()
+    except ValueError:
+        raise bad("body is not JSON") from None
+    try:
+        choice = data["choices"][0]
+        content = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise bad("no choices[0].message.content") from None
+    if isinstance(content, list):  # some gateways send content parts
+        texts = (p.get("text") for p in content if isinstance(p, dict))
+        content = "".join(t for t in texts if isinstance(t, str))
+    if not isinstance(content, str) or not content.strip():
+        raise bad("empty content")
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    usage = data.get("usage") if isinstance(data, dict) else None
+    prompt_tokens = _usage_int(usage, "prompt_tokens")
+    completion_tokens = _usage_int(usage, "completion_tokens")
+    # Some gateways omit usage; the budget still has to be charged, so estimate with the
+    # same estimator the pre-check uses rather than record zero.
+    if prompt_tokens is None:
+        prompt_tokens = estimate_messages_tokens(messages)
+    if completion_tokens is None:
+        completion_tokens = estimate_tokens(content)
+    return Completion(
+        text=content,
+        model=model,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        finish_reason=finish if isinstance(finish, str) else None,
+    )
+
+
+def _usage_int(usage: object, name: str) -> int | None:
+    if not isinstance(usage, dict):
+        return None
+    value = usage.get(name)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None

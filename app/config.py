@@ -1,0 +1,72 @@
+"""Settings, read once from JET_* environment variables and an optional .env file.
+
+Nothing here opens a file or a connection: the composition root (app/deps.py) does that,
+so tests build their own Settings pointing at a temp dir.
+"""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="JET_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    data_dir: Path = Field(
+        default=Path("./data"),
+        description="Where the control database and one SQLite file per tenant live.",
+    )
+    host: str = Field(default="127.0.0.1", description="Address `jet-memory serve` binds.")
+    port: int = Field(default=8000, ge=1, le=65535, description="Port `jet-memory serve` binds.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="Log level of the API, worker and CLI."
+    )
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis for the arq worker queue; unset: `make serve` starts an embedded one.",
+    )
+    tenant_cache_size: int = Field(
+        default=256,
+        ge=1,
+        description="Tenant databases kept open at once (LRU); bounds open files per process.",
+    )
+    tenant_pool_size: int = Field(
+        default=4, ge=1, le=64, description="SQLite connections per open tenant database."
+    )
+    sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
+        default="FULL",
+        description="PRAGMA synchronous for tenant databases. FULL: an acknowledged append "
+        "survives power loss; NORMAL: survives a process crash only.",
+    )
+    sqlite_busy_timeout_ms: int = Field(
+        default=5000, ge=0, description="How long a SQLite write waits for a lock."
+    )
+    auth_cache_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="How long a verified API key is trusted before the control database is "
+        "asked again; a revoked key stops working within this time.",
+    )
+    group_commit_max_rows: int = Field(
+        default=2000, ge=1, description="Most event rows one group commit writes."
+    )
+    introspection: bool = Field(
+        default=True, description="Allow GraphQL introspection (GraphiQL needs it)."
+    )
+    graphiql: bool = Field(default=True, description="Serve GraphiQL at GET /graphql.")
+    assets_dir: Path = Field(
+        default=Path(__file__).resolve().parent.parent / "assets" / "node_modules",
+        description="Where `make assets` put GraphiQL's JS/CSS (served at /graphiql-assets).",
+    )
+
+    @property
+    def control_db_path(self) -> Path:
+        return self.data_dir / "control.db"
+
+    @property
+    def tenants_dir(self) -> Path:
+        return self.data_dir / "tenants"

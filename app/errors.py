@@ -1,0 +1,69 @@
+"""The domain's expected failures, raised by services and shown to clients as UserErrors.
+
+    JetError                  base of every expected failure (field path, code, message)
+    ├── InvalidInput          a value breaks a rule or a documented limit      (INVALID)
+    ├── TooLarge              a value is over a size limit                      (TOO_LARGE)
+    ├── NotFound              no such id in this tenant                         (NOT_FOUND)
+    ├── Conflict              stale version, idempotency key reused             (CONFLICT)
+    ├── Forbidden             a client asked for something reserved             (FORBIDDEN)
+    └── BudgetExceeded        the tenant's token budget would be exceeded       (BUDGET_EXCEEDED)
+
+Anything else escaping a service is a bug: the edge masks it and logs it with a request id.
+"""
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    INVALID = "INVALID"
+    NOT_FOUND = "NOT_FOUND"
+    CONFLICT = "CONFLICT"
+    TOO_LARGE = "TOO_LARGE"
+    BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
+    FORBIDDEN = "FORBIDDEN"
+
+
+class JetError(Exception):
+    code: ErrorCode = ErrorCode.INVALID
+
+    def __init__(self, field: Sequence[str], message: str) -> None:
+        super().__init__(message)
+        self.field = list(field)
+        self.message = message
+
+    def at(self, *prefix: str) -> "JetError":
+        """The same error with its field path nested under `prefix` (e.g. input, 3)."""
+        return type(self)([*prefix, *self.field], self.message)
+
+
+class InvalidInput(JetError):
+    code = ErrorCode.INVALID
+
+
+class TooLarge(JetError):
+    code = ErrorCode.TOO_LARGE
+
+
+class NotFound(JetError):
+    code = ErrorCode.NOT_FOUND
+
+
+class Conflict(JetError):
+    code = ErrorCode.CONFLICT
+
+
+class Forbidden(JetError):
+    code = ErrorCode.FORBIDDEN
+
+
+class BudgetExceeded(JetError):
+    code = ErrorCode.BUDGET_EXCEEDED
+
+
+class JetErrors(Exception):
+    """Several expected failures found at once (a batch with more than one bad item)."""
+
+    def __init__(self, errors: Sequence[JetError]) -> None:
+        super().__init__("; ".join(e.message for e in errors))
+        self.errors = list(errors)

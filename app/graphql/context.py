@@ -1,0 +1,33 @@
+"""Per-request GraphQL context: the tenant's database, bound at the edge from the API key."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from strawberry.dataloader import DataLoader
+
+from app.deps import Container
+from app.services import entries
+from app.services.records import Entry
+from app.storage.tenants import TenantDb
+
+
+@dataclass
+class Context:
+    container: Container
+    db: TenantDb
+    request_id: str
+    request: Any = None
+    response: Any = None
+    _entry_loader: DataLoader[str, Entry | None] | None = field(default=None, repr=False)
+
+    @property
+    def entry_loader(self) -> DataLoader[str, Entry | None]:
+        """Batches MemoryEvent.compressedInto lookups of one request into one query."""
+        if self._entry_loader is None:
+
+            async def load(ids: list[str]) -> list[Entry | None]:
+                found = await entries.get_entries(self.db, ids)
+                return [found.get(i) for i in ids]
+
+            self._entry_loader = DataLoader(load_fn=load)
+        return self._entry_loader

@@ -1,0 +1,250 @@
+"""The schema: Query and Mutation resolvers, each one call into app.services.
+
+Expected failures (app.errors) of a mutation come back in its payload's `errors`; of a
+query, as a GraphQL error with `extensions.code` and `extensions.field`. Anything else is
+masked for the client and logged with the request id (app/edge/graphql_view.py).
+"""
+
+import logging
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import MaskErrors, ParserCache, ValidationCache
+from strawberry.types import ExecutionContext, Info
+
+from app.errors import JetError, JetErrors
+from app.graphql.context import Context
+from app.graphql.errors import QueryError
+from app.graphql.types import (
+    AppendMemoryEventInput,
+    AppendMemoryEventPayload,
+    AppendMemoryEventsPayload,
+    CreateMemoryEntryInput,
+    DeleteMemoryEntryPayload,
+    MemoryEntry,
+    MemoryEntryConnection,
+    MemoryEntryFilter,
+    MemoryEntryPayload,
+    MemoryEvent,
+    MemoryEventConnection,
+    MemoryEventFilter,
+    UpdateMemoryEntryInput,
+    UserError,
+)
+from app.services import entries, events
+from app.services.records import (
+    EntryFilter,
+    EntryIn,
+    EntryPatch,
+    EntrySource,
+    EventFilter,
+    EventIn,
+)
+
+log = logging.getLogger(__name__)
+CtxInfo = Info[Context, None]
+
+
+def _query_error(exc: JetError, *prefix: str) -> QueryError:
+    return QueryError(exc.at(*prefix) if prefix and exc.field[:1] != list(prefix) else exc)
+
+
+def _user_errors(exc: JetError | JetErrors) -> list[UserError]:
+    errs = exc.errors if isinstance(exc, JetErrors) else [exc]
+    return [UserError.of(e) for e in errs]
+
+
+def _with_input(exc: JetError) -> JetError:
+    """Field paths of a mutation's input start at "input"."""
+    return exc if exc.field[:1] in (["input"], ["id"]) else exc.at("input")
+
+
+def _event_in(i: AppendMemoryEventInput) -> EventIn:
+    return EventIn(
+        scope=i.scope, scope_ref=i.scope_ref, kind=i.kind, body=i.body, source=i.source,
+        source_ref=i.source_ref, occurred_at=i.occurred_at, idempotency_key=i.idempotency_key,
+    )  # fmt: skip
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(
+        description="without filter.search: most recently updated first; "
+        "with it: most relevant first"
+    )
+    async def memory_entries(
+        self,
+        info: CtxInfo,
+        filter: MemoryEntryFilter | None = None,
+        first: int | None = 20,
+        after: str | None = None,
+    ) -> MemoryEntryConnection:
+        f = filter or MemoryEntryFilter()
+        flt = EntryFilter(
+            scope=f.scope, scope_ref=f.scope_ref, tags=f.tags, search=f.search,
+            min_importance=f.min_importance, sources=f.sources,
+        )  # fmt: skip
+        try:
+            page = await entries.list_entries(
+                info.context.db, flt, first=20 if first is None else first, after=after
+            )
+        except JetError as exc:
+            raise _query_error(exc) from None
+        return MemoryEntryConnection.of(page)
+
+    @strawberry.field
+    async def memory_entry(self, info: CtxInfo, id: strawberry.ID) -> MemoryEntry | None:
+        entry = await entries.get_entry(info.context.db, str(id))
+        return None if entry is None else MemoryEntry.of(entry)
+
+    @strawberry.field(
+        description="newest occurredAt first (most relevant first when filter.search is given)"
+    )
+    async def memory_events(
+        self,
+        info: CtxInfo,
+        filter: MemoryEventFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
+    ) -> MemoryEventConnection:
+        f = filter or MemoryEventFilter()
+        flt = EventFilter(
+            scope=f.scope, scope_ref=f.scope_ref, kinds=f.kinds,
+            occurred_after=f.occurred_after, occurred_before=f.occurred_before,
+            compressed=f.compressed, search=f.search,
+        )  # fmt: skip
+        try:
+            page = await events.list_events(
+                info.context.db, flt, first=50 if first is None else first, after=after
+            )
+        except JetError as exc:
+            raise _query_error(exc) from None
+        return MemoryEventConnection.of(page)
+
+    @strawberry.field
+    async def memory_event(self, info: CtxInfo, id: strawberry.ID) -> MemoryEvent | None:
+        event = await events.get_event(info.context.db, str(id))
+        return None if event is None else MemoryEvent.of(event)
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation
+    async def append_memory_event(
+        self, info: CtxInfo, input: AppendMemoryEventInput
+    ) -> AppendMemoryEventPayload:
+        ctx = info.context
+        try:
+            result = await events.append_event(
+                ctx.db, _event_in(input), max_rows=ctx.container.settings.group_commit_max_rows
+            )
+        except (JetError, JetErrors) as exc:
+            errs = exc.errors if isinstance(exc, JetErrors) else [exc]
+            return AppendMemoryEventPayload(
+                event=None, replayed=False, errors=[UserError.of(_with_input(e)) for e in errs]
+            )
+        return AppendMemoryEventPayload(
+            event=MemoryEvent.of(result.event), replayed=result.replayed, errors=[]
+        )
+
+    @strawberry.mutation(description="all-or-nothing: either every event is stored or none is")
+    async def append_memory_events(
+        self, info: CtxInfo, input: list[AppendMemoryEventInput]
+    ) -> AppendMemoryEventsPayload:
+        ctx = info.context
+        try:
+            results = await events.append_events(
+                ctx.db,
+                [_event_in(i) for i in input],
+                max_rows=ctx.container.settings.group_commit_max_rows,
+            )
+        except (JetError, JetErrors) as exc:
+            return AppendMemoryEventsPayload(events=[], errors=_user_errors(exc))
+        return AppendMemoryEventsPayload(
+            events=[MemoryEvent.of(r.event) for r in results], errors=[]
+        )
+
+    @strawberry.mutation
+    async def create_memory_entry(
+        self, info: CtxInfo, input: CreateMemoryEntryInput
+    ) -> MemoryEntryPayload:
+        entry_in = EntryIn(
+            scope=input.scope,
+            scope_ref=input.scope_ref,
+            title=input.title,
+            summary=input.summary,
+            tags=list(input.tags or []),
+            importance=3 if input.importance is None else input.importance,
+            source=input.source or EntrySource.MANUAL,
+        )
+        try:
+            entry = await entries.create_entry(info.context.db, entry_in)
+        except JetError as exc:
+            return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
+        return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
+
+    @strawberry.mutation
+    async def update_memory_entry(
+        self, info: CtxInfo, id: strawberry.ID, input: UpdateMemoryEntryInput
+    ) -> MemoryEntryPayload:
+        patch = EntryPatch(
+            title=input.title, summary=input.summary, tags=input.tags,
+            importance=input.importance, expected_version=input.expected_version,
+        )  # fmt: skip
+        try:
+            entry = await entries.update_entry(info.context.db, str(id), patch)
+        except JetError as exc:
+            return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
+        return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
+
+    @strawberry.mutation
+    async def delete_memory_entry(
+        self, info: CtxInfo, id: strawberry.ID
+    ) -> DeleteMemoryEntryPayload:
+        try:
+            deleted = await entries.delete_entry(info.context.db, str(id))
+        except JetError as exc:
+            return DeleteMemoryEntryPayload(deleted_id=None, errors=[UserError.of(exc)])
+        return DeleteMemoryEntryPayload(deleted_id=strawberry.ID(deleted), errors=[])
+
+
+def _should_mask(error: GraphQLError) -> bool:
+    # Parse/validation errors have no original_error and are the client's to see.
+    original = error.original_error
+    return original is not None and not isinstance(original, JetError | GraphQLError)
+
+
+class JetSchema(strawberry.Schema):
+    """Logs only what is unexpected (expected errors are the client's), with the request id."""
+
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        ctx = execution_context.context if execution_context else None
+        request_id = getattr(ctx, "request_id", None)
+        for error in errors:
+            if _should_mask(error):
+                log.error(
+                    "unexpected error in %s (request %s)",
+                    ".".join(str(p) for p in error.path or ()) or "operation",
+                    request_id,
+                    exc_info=error.original_error,
+                    extra={"request_id": request_id},
+                )
+
+
+def build_schema() -> strawberry.Schema:
+    return JetSchema(
+        query=Query,
+        mutation=Mutation,
+        extensions=[
+            lambda: ParserCache(maxsize=1024),
+            lambda: ValidationCache(maxsize=1024),
+            lambda: MaskErrors(
+                should_mask_error=_should_mask, error_message="Internal server error"
+            ),
+        ],
+    )
+
+
+schema = build_schema()

@@ -1,0 +1,265 @@
+"""GraphQL object types, enums and inputs of the public contract (api-contract.graphql)."""
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Optional
+
+import strawberry
+from strawberry.types import Info
+
+from app.errors import ErrorCode, JetError
+from app.graphql.errors import QueryError
+from app.services import entries as entries_service
+from app.services.records import Entry, EntrySource, Event, Page, Scope
+
+if TYPE_CHECKING:
+    from app.graphql.context import Context
+
+MemoryScope = strawberry.enum(Scope, name="MemoryScope")
+EntrySourceEnum = strawberry.enum(EntrySource, name="EntrySource")
+UserErrorCode = strawberry.enum(ErrorCode, name="UserErrorCode")
+
+
+@strawberry.type
+class UserError:
+    field: list[str] = strawberry.field(
+        description='path to the offending input field, e.g. ["input", "importance"]'
+    )
+    code: UserErrorCode  # type: ignore[valid-type]
+    message: str
+
+    @classmethod
+    def of(cls, exc: JetError) -> "UserError":
+        return cls(field=exc.field, code=exc.code, message=exc.message)
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type(description="An immutable raw event in the append-only log.")
+class MemoryEvent:
+    id: strawberry.ID
+    scope: MemoryScope  # type: ignore[valid-type]
+    scope_ref: str | None = strawberry.field(
+        description="entity_id / project_id / user_id depending on scope; null for INSTITUTIONAL"
+    )
+    kind: str = strawberry.field(
+        description="call_summary, decision, campaign_change, sentiment_shift, ..."
+    )
+    body: str = strawberry.field(description="full raw content, Markdown")
+    source: str | None = strawberry.field(
+        description="where it came from, e.g. inbox, automation, webhook"
+    )
+    source_ref: str | None = strawberry.field(
+        description="id in the source system, e.g. an inbox_message_id or automation_run_id"
+    )
+    occurred_at: datetime
+    recorded_at: datetime = strawberry.field(description="when the server stored it")
+    compressed_at: datetime | None = strawberry.field(
+        description="set by the compactor when the event was folded into a summary"
+    )
+    compressed_into_id: strawberry.Private[str | None]
+
+    @strawberry.field(description="the compactor entry this event was folded into")
+    async def compressed_into(self, info: Info["Context", None]) -> Optional["MemoryEntry"]:
+        if self.compressed_into_id is None:
+            return None
+        entry = await info.context.entry_loader.load(self.compressed_into_id)
+        return None if entry is None else MemoryEntry.of(entry)
+
+    @classmethod
+    def of(cls, e: Event) -> "MemoryEvent":
+        return cls(
+            id=strawberry.ID(e.id), scope=e.scope, scope_ref=e.scope_ref, kind=e.kind,
+            body=e.body, source=e.source, source_ref=e.source_ref, occurred_at=e.occurred_at,
+            recorded_at=e.recorded_at, compressed_at=e.compressed_at,
+            compressed_into_id=e.compressed_into,
+        )  # fmt: skip
+
+
+@strawberry.type(description="A curated, searchable, scored memory item.")
+class MemoryEntry:
+    id: strawberry.ID
+    scope: MemoryScope  # type: ignore[valid-type]
+    scope_ref: str | None
+    title: str = strawberry.field(description="one-line identifier")
+    summary: str = strawberry.field(description="Markdown content")
+    tags: list[str]
+    importance: int = strawberry.field(description="1 to 5; retention priority")
+    source: EntrySourceEnum  # type: ignore[valid-type]
+    created_at: datetime
+    updated_at: datetime
+    version: int = strawberry.field(
+        description="increments on every update; for optimistic concurrency"
+    )
+
+    @strawberry.field(description="for compactor entries: the raw events that were folded into it")
+    async def source_events(
+        self, info: Info["Context", None], first: int | None = 50, after: str | None = None
+    ) -> "MemoryEventConnection":
+        try:
+            page = await entries_service.source_events(
+                info.context.db, str(self.id), first=50 if first is None else first, after=after
+            )
+        except JetError as exc:
+            raise QueryError(exc) from None
+        return MemoryEventConnection.of(page)
+
+    @classmethod
+    def of(cls, e: Entry) -> "MemoryEntry":
+        return cls(
+            id=strawberry.ID(e.id), scope=e.scope, scope_ref=e.scope_ref, title=e.title,
+            summary=e.summary, tags=e.tags, importance=e.importance, source=e.source,
+            created_at=e.created_at, updated_at=e.updated_at, version=e.version,
+        )  # fmt: skip
+
+
+@strawberry.type
+class MemoryEventEdge:
+    cursor: str
+    node: MemoryEvent
+
+
+@strawberry.type
+class MemoryEventConnection:
+    edges: list[MemoryEventEdge]
+    page_info: PageInfo
+
+    @classmethod
+    def of(cls, page: Page[Event]) -> "MemoryEventConnection":
+        return cls(
+            edges=[
+                MemoryEventEdge(cursor=e.cursor, node=MemoryEvent.of(e.node)) for e in page.edges
+            ],
+            page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
+        )
+
+
+@strawberry.type
+class MemoryEntryEdge:
+    cursor: str
+    node: MemoryEntry
+    score: float | None = strawberry.field(
+        description="relevance of this entry to filter.search; null when not searching"
+    )
+
+
+@strawberry.type
+class MemoryEntryConnection:
+    edges: list[MemoryEntryEdge]
+    page_info: PageInfo
+
+    @classmethod
+    def of(cls, page: Page[Entry]) -> "MemoryEntryConnection":
+        return cls(
+            edges=[
+                MemoryEntryEdge(cursor=e.cursor, node=MemoryEntry.of(e.node), score=e.score)
+                for e in page.edges
+            ],
+            page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
+        )
+
+
+@strawberry.input
+class MemoryEntryFilter:
+    scope: MemoryScope | None = None  # type: ignore[valid-type]
+    scope_ref: str | None = None
+    tags: list[str] | None = strawberry.field(
+        default=None, description="entries carrying every one of these tags"
+    )
+    search: str | None = strawberry.field(
+        default=None,
+        description=(
+            "full-text search over title, summary and tags, ranked by relevance. Agents pass\n"
+            'whole questions ("what did Acme decide about ROAS?"): entries matching more of\n'
+            "the meaningful words rank higher, but not every word is required."
+        ),
+    )
+    min_importance: int | None = None
+    sources: list[EntrySourceEnum] | None = None  # type: ignore[valid-type]
+
+
+@strawberry.input
+class MemoryEventFilter:
+    scope: MemoryScope | None = None  # type: ignore[valid-type]
+    scope_ref: str | None = None
+    kinds: list[str] | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    compressed: bool | None = strawberry.field(
+        default=None,
+        description="null: all events; false: only uncompressed; true: only compressed",
+    )
+    search: str | None = strawberry.field(
+        default=None, description="full-text search over the body"
+    )
+
+
+@strawberry.input
+class AppendMemoryEventInput:
+    scope: MemoryScope  # type: ignore[valid-type]
+    scope_ref: str | None = None
+    kind: str
+    body: str
+    source: str | None = None
+    source_ref: str | None = None
+    occurred_at: datetime | None = strawberry.field(
+        default=None, description="defaults to the time the server receives it"
+    )
+    idempotency_key: str | None = strawberry.field(
+        default=None, description="a retried append with the same key returns the original event"
+    )
+
+
+@strawberry.type
+class AppendMemoryEventPayload:
+    event: MemoryEvent | None
+    replayed: bool = strawberry.field(
+        description="true when idempotencyKey matched an earlier append"
+    )
+    errors: list[UserError]
+
+
+@strawberry.type
+class AppendMemoryEventsPayload:
+    events: list[MemoryEvent]
+    errors: list[UserError]
+
+
+@strawberry.input
+class CreateMemoryEntryInput:
+    scope: MemoryScope  # type: ignore[valid-type]
+    scope_ref: str | None = None
+    title: str
+    summary: str
+    tags: list[str] | None = strawberry.field(default_factory=list)
+    importance: int | None = 3
+    source: EntrySourceEnum | None = strawberry.field(  # type: ignore[valid-type]
+        default=EntrySource.MANUAL, description="COMPACTOR is reserved for the compactor"
+    )
+
+
+@strawberry.input
+class UpdateMemoryEntryInput:
+    title: str | None = None
+    summary: str | None = None
+    tags: list[str] | None = None
+    importance: int | None = None
+    expected_version: int | None = strawberry.field(
+        default=None,
+        description="when given, the update only applies if the entry is still at this version",
+    )
+
+
+@strawberry.type
+class MemoryEntryPayload:
+    entry: MemoryEntry | None
+    errors: list[UserError]
+
+
+@strawberry.type
+class DeleteMemoryEntryPayload:
+    deleted_id: strawberry.ID | None
+    errors: list[UserError]

@@ -1,0 +1,18 @@
+"""Opaque, prefixed, time-sortable ids ("evt_…", "mem_…", "run_…", "ten_…", "key_…")."""
+
+from ulid import ULID
+
+EVENT = "evt"
+ENTRY = "mem"
+RUN = "run"
+TENANT = "ten"
+API_KEY = "key"
+
+
+def new_id(prefix: str) -> str:
+    # ULID: 48-bit millisecond time + 80 random bits, Crockford base32, so ids sort by time.
+    return f"{prefix}_{str(ULID()).lower()}"
+
+
+def has_prefix(value: str, prefix: str) -> bool:
+    return value.startswith(prefix + "_") and len(value) == len(prefix) + 27

@@ -1,0 +1,36 @@
+"""Opaque keyset cursors: a list's sort key, base64url JSON, tagged with the list they
+belong to. A cursor never names a tenant: it is only ever read in the caller's tenant."""
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from app.errors import InvalidInput
+
+
+def encode(kind: str, key: list[Any]) -> str:
+    raw = json.dumps([kind, *key], separators=(",", ":"), ensure_ascii=True)
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode(kind: str, cursor: str, *, types: tuple[type, ...], field: str = "after") -> list[Any]:
+    """The key inside `cursor`, checked to be of list `kind` with values of `types`."""
+    try:
+        if len(cursor) > 1000:
+            raise ValueError
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        value = json.loads(raw)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidInput([field], f"{field} is not a valid cursor") from None
+    if (
+        not isinstance(value, list)
+        or len(value) != len(types) + 1
+        or value[0] != kind
+        or not all(
+            isinstance(v, t) and not (t is int and isinstance(v, bool))
+            for v, t in zip(value[1:], types, strict=True)
+        )
+    ):
+        raise InvalidInput([field], f"{field} is not a cursor of this list")
+    return value[1:]

@@ -1,0 +1,266 @@
+"""Curated memory entries: create, partial update with optimistic concurrency, delete,
+read, list and full-text search. Deleting a compactor entry releases the events it folded."""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app import ids
+from app.errors import Conflict, InvalidInput, NotFound
+from app.services import cursors, search, validation
+from app.services.events import COLUMNS as EVENT_COLUMNS
+from app.services.events import to_event
+from app.services.records import (
+    Edge,
+    Entry,
+    EntryFilter,
+    EntryIn,
+    EntryPatch,
+    EntrySource,
+    Event,
+    Page,
+    Scope,
+)
+from app.storage.engine import read_transaction, write_transaction
+from app.storage.models import entries_table as en
+from app.storage.models import entry_sources_table as src
+from app.storage.models import events_table as ev
+from app.storage.tenants import TenantDb
+from app.storage.types import utcnow
+
+COLUMNS = [
+    en.c.id, en.c.scope, en.c.scope_ref, en.c.title, en.c.summary, en.c.tags,
+    en.c.importance, en.c.source, en.c.created_at, en.c.updated_at, en.c.version,
+]  # fmt: skip
+_fts = text("memory_entries_fts")
+# bm25 column weights: title, summary, tags, filters (filters never score).
+BM25_WEIGHTS = (5.0, 1.0, 3.0, 0.0)
+
+
+def to_entry(row: Any) -> Entry:
+    m = row._mapping
+    return Entry(
+        id=m["id"], scope=Scope(m["scope"]), scope_ref=m["scope_ref"], title=m["title"],
+        summary=m["summary"], tags=list(m["tags"]), importance=m["importance"],
+        source=EntrySource(m["source"]), created_at=m["created_at"],
+        updated_at=m["updated_at"], version=m["version"],
+    )  # fmt: skip
+
+
+async def insert_entry(
+    conn: AsyncConnection, entry: EntryIn, *, now: datetime | None = None
+) -> Entry:
+    """Insert inside the caller's transaction (the compactor folds in the same one)."""
+    now = now or utcnow()
+    row = Entry(
+        id=ids.new_id(ids.ENTRY), scope=entry.scope, scope_ref=entry.scope_ref,
+        title=entry.title, summary=entry.summary, tags=validation.normalize_tags(entry.tags),
+        importance=entry.importance, source=entry.source, created_at=now, updated_at=now,
+        version=1,
+    )  # fmt: skip
+    await conn.execute(
+        insert(en).values(
+            id=row.id,
+            scope=row.scope.value,
+            scope_ref=row.scope_ref,
+            title=row.title,
+            summary=row.summary,
+            tags=row.tags,
+            importance=row.importance,
+            source=row.source.value,
+            created_at=now,
+            updated_at=now,
+            version=1,
+        )  # fmt: skip
+    )
+    return row
+
+
+async def create_entry(db: TenantDb, entry: EntryIn) -> Entry:
+    """Create a curated entry; source COMPACTOR is refused (it is the compactor's)."""
+    validation.check_entry(entry)
+    async with write_transaction(db.engine) as conn:
+        return await insert_entry(conn, entry)
+
+
+async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
+    """Apply the fields given; a stale expected_version is a Conflict."""
+    validation.check_patch(patch)
+    async with write_transaction(db.engine) as conn:
+        row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).first()
+        if row is None:
+            raise NotFound(["id"], f"no memory entry {entry_id!r}")
+        current = to_entry(row)
+        if patch.expected_version is not None and patch.expected_version != current.version:
+            raise Conflict(
+                ["input", "expectedVersion"],
+                f"entry is at version {current.version}, not {patch.expected_version}",
+            )
+        values: dict[str, Any] = {}
+        if patch.title is not None:
+            values["title"] = patch.title
+        if patch.summary is not None:
+            values["summary"] = patch.summary
+        if patch.tags is not None:
+            values["tags"] = validation.normalize_tags(patch.tags)
+        if patch.importance is not None:
+            values["importance"] = patch.importance
+        if not values:
+            return current
+        values.update(updated_at=utcnow(), version=current.version + 1)
+        await conn.execute(
+            update(en).where(en.c.id == entry_id, en.c.version == current.version).values(values)
+        )
+        row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).one()
+        return to_entry(row)
+
+
+async def delete_entry(db: TenantDb, entry_id: str) -> str:
+    """Delete an entry; the events a compactor entry folded return to the raw log."""
+    async with write_transaction(db.engine) as conn:
+        found = (await conn.execute(select(en.c.id).where(en.c.id == entry_id))).first()
+        if found is None:
+            raise NotFound(["id"], f"no memory entry {entry_id!r}")
+        await conn.execute(
+            update(ev)
+            .where(ev.c.compressed_into == entry_id)
+            .values(compressed_at=None, compressed_into=None)
+        )
+        await conn.execute(delete(en).where(en.c.id == entry_id))
+    return entry_id
+
+
+async def get_entry(db: TenantDb, entry_id: str) -> Entry | None:
+    """One entry by id, or None."""
+    async with read_transaction(db.engine) as conn:
+        row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).first()
+        return None if row is None else to_entry(row)
+
+
+async def get_entries(db: TenantDb, entry_ids: Sequence[str]) -> dict[str, Entry]:
+    """Entries by id (for batching lookups such as MemoryEvent.compressedInto)."""
+    if not entry_ids:
+        return {}
+    async with read_transaction(db.engine) as conn:
+        rows = await conn.execute(select(*COLUMNS).where(en.c.id.in_(list(entry_ids))))
+        return {row.id: to_entry(row) for row in rows}
+
+
+def _filter_tokens(flt: EntryFilter) -> list[str]:
+    tokens = [search.tag_token(t) for t in dict.fromkeys(flt.tags or [])]
+    if flt.scope is not None:
+        tokens.append(
+            search.scope_token(flt.scope, flt.scope_ref, with_ref=flt.scope_ref is not None)
+        )
+    return tokens
+
+
+async def list_entries(
+    db: TenantDb, flt: EntryFilter, *, first: int, after: str | None
+) -> Page[Entry]:
+    """Most recently updated first; with flt.search, most relevant first (score = -bm25)."""
+    validation.check_first(first)
+    validation.check_search(flt.search, "filter.search")
+    if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
+        raise InvalidInput(["filter", "minImportance"], "minImportance must be 1 to 5")
+    conds: list[Any] = []
+    if flt.min_importance is not None and flt.min_importance > 1:
+        conds.append(en.c.importance >= flt.min_importance)
+    if flt.sources:
+        conds.append(en.c.source.in_([s.value for s in flt.sources]))
+    if flt.scope is None and flt.scope_ref is not None:
+        conds.append(en.c.scope_ref == flt.scope_ref)
+
+    async with read_transaction(db.engine) as conn:
+        if flt.search is not None:
+            return await _search(conn, flt, conds, first=first, after=after)
+        if flt.tags:
+            match = search.filter_query(_filter_tokens(flt))
+            conds.append(
+                en.c.seq.in_(
+                    select(text("rowid"))
+                    .select_from(_fts)
+                    .where(text("memory_entries_fts MATCH :tags").bindparams(tags=match))
+                )
+            )
+        if flt.scope is not None:
+            conds.append(en.c.scope == flt.scope.value)
+            if flt.scope_ref is not None:
+                conds.append(en.c.scope_ref == flt.scope_ref)
+        if after is not None:
+            at, eid = cursors.decode("entries", after, types=(str, str))
+            at_dt = datetime.fromisoformat(at)
+            conds.append(
+                or_(en.c.updated_at < at_dt, and_(en.c.updated_at == at_dt, en.c.id < eid))
+            )
+        stmt = (
+            select(*COLUMNS)
+            .where(*conds)
+            .order_by(en.c.updated_at.desc(), en.c.id.desc())
+            .limit(first + 1)
+        )
+        entries = [to_entry(r) for r in await conn.execute(stmt)]
+    edges = [
+        Edge(cursors.encode("entries", [e.updated_at.isoformat(), e.id]), e)
+        for e in entries[:first]
+    ]
+    return Page(edges, has_next_page=len(entries) > first)
+
+
+def matching(match: str) -> Select[Any]:
+    """Entries matching an FTS5 expression, with `seq` and their bm25 `rank` (lower is better).
+
+    Shared by the entry search and the context loader (app/services/context.py).
+    """
+    rank = func.bm25(_fts, *BM25_WEIGHTS).label("rank")
+    return (
+        select(*COLUMNS, en.c.seq, rank)
+        .select_from(en.join(_fts, text("memory_entries_fts.rowid = memory_entries.seq")))
+        .where(text("memory_entries_fts MATCH :match").bindparams(match=match))
+    )
+
+
+async def _search(
+    conn: AsyncConnection, flt: EntryFilter, conds: list[Any], *, first: int, after: str | None
+) -> Page[Entry]:
+    assert flt.search is not None
+    match = search.match_expression(
+        search.text_query(flt.search, search.ENTRY_TEXT_COLUMNS, field="filter.search"),
+        _filter_tokens(flt),
+    )
+    inner = matching(match).where(*conds).subquery()
+    outer = select(inner)
+    if after is not None:
+        r, seq = cursors.decode("entries-search", after, types=(float, int))
+        outer = outer.where(or_(inner.c.rank > r, and_(inner.c.rank == r, inner.c.seq > seq)))
+    rows = list(await conn.execute(outer.order_by(inner.c.rank, inner.c.seq).limit(first + 1)))
+    edges = [
+        Edge(cursors.encode("entries-search", [row.rank, row.seq]), to_entry(row), -row.rank)
+        for row in rows[:first]
+    ]
+    return Page(edges, has_next_page=len(rows) > first)
+
+
+async def source_events(
+    db: TenantDb, entry_id: str, *, first: int, after: str | None
+) -> Page[Event]:
+    """The events a compactor entry folded, in folding order (oldest first)."""
+    validation.check_first(first)
+    conds: list[Any] = [src.c.entry_id == entry_id]
+    if after is not None:
+        (position,) = cursors.decode("sources", after, types=(int,))
+        conds.append(src.c.position > position)
+    stmt = (
+        select(*EVENT_COLUMNS, src.c.position)
+        .select_from(src.join(ev, ev.c.id == src.c.event_id))
+        .where(*conds)
+        .order_by(src.c.position)
+        .limit(first + 1)
+    )
+    async with read_transaction(db.engine) as conn:
+        rows = list(await conn.execute(stmt))
+    edges = [Edge(cursors.encode("sources", [r.position]), to_event(r)) for r in rows[:first]]
+    return Page(edges, has_next_page=len(rows) > first)

@@ -1,0 +1,248 @@
+"""The append-only event log. There is deliberately no update or delete here: only the
+compactor marks events compressed (app/services/compaction.py), and the database refuses
+anything else."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, insert, or_, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app import ids
+from app.errors import Conflict, JetError, JetErrors
+from app.services import cursors, search, validation
+from app.services.records import Appended, Edge, Event, EventFilter, EventIn, Page, Scope
+from app.storage.engine import read_transaction
+from app.storage.group_commit import GroupCommitter
+from app.storage.models import events_table as ev
+from app.storage.tenants import TenantDb
+from app.storage.types import utcnow
+
+COLUMNS = [
+    ev.c.id, ev.c.scope, ev.c.scope_ref, ev.c.kind, ev.c.body, ev.c.source, ev.c.source_ref,
+    ev.c.occurred_at, ev.c.recorded_at, ev.c.compressed_at, ev.c.compressed_into,
+    ev.c.idempotency_key,
+]  # fmt: skip
+
+
+def to_event(row: Any) -> Event:
+    m = row._mapping
+    return Event(
+        id=m["id"], scope=Scope(m["scope"]), scope_ref=m["scope_ref"], kind=m["kind"],
+        body=m["body"], source=m["source"], source_ref=m["source_ref"],
+        occurred_at=m["occurred_at"], recorded_at=m["recorded_at"],
+        compressed_at=m["compressed_at"], compressed_into=m["compressed_into"],
+        idempotency_key=m["idempotency_key"],
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- appends
+
+
+@dataclass(frozen=True, slots=True)
+class _AppendRequest:
+    events: list[EventIn]
+    batch: bool  # all-or-nothing: one conflict fails every event of the request
+
+
+def _committer(db: TenantDb, max_rows: int) -> GroupCommitter[_AppendRequest, list[Appended]]:
+    committer = db.extras.get("events")
+    if committer is None:
+        committer = GroupCommitter(
+            db.engine, _apply_appends, size=lambda r: len(r.events), max_size=max_rows
+        )
+        db.extras["events"] = committer
+    return committer  # type: ignore[return-value]
+
+
+async def append_event(db: TenantDb, event: EventIn, *, max_rows: int = 2000) -> Appended:
+    """Append one event; a known idempotency key with the same content replays it."""
+    validation.check_event(event)
+    [result] = await _committer(db, max_rows).submit(_AppendRequest([event], batch=False))
+    return result
+
+
+async def append_events(
+    db: TenantDb, events: list[EventIn], *, max_rows: int = 2000
+) -> list[Appended]:
+    """Append a batch, all or nothing."""
+    validation.check_batch(events)
+    return await _committer(db, max_rows).submit(_AppendRequest(events, batch=True))
+
+
+def _same_content(stored: Event, new: EventIn) -> bool:
+    return (
+        stored.scope == new.scope
+        and stored.scope_ref == new.scope_ref
+        and stored.kind == new.kind
+        and stored.body == new.body
+        and stored.source == new.source
+        and stored.source_ref == new.source_ref
+        # A retry that leaves occurredAt to the server cannot disagree about it.
+        and (new.occurred_at is None or new.occurred_at == stored.occurred_at)
+    )
+
+
+async def _apply_appends(
+    conn: AsyncConnection, requests: Sequence[_AppendRequest]
+) -> list[list[Appended] | BaseException]:
+    keys = {e.idempotency_key for r in requests for e in r.events if e.idempotency_key}
+    known: dict[str, Event] = {}
+    if keys:
+        rows = await conn.execute(select(*COLUMNS).where(ev.c.idempotency_key.in_(keys)))
+        known = {row.idempotency_key: to_event(row) for row in rows}
+
+    now = utcnow()
+    rows_to_insert: list[dict[str, Any]] = []
+    results: list[list[Appended] | BaseException] = []
+    for request in requests:
+        out: list[Appended] = []
+        pending: dict[str, Event] = {}
+        errors: list[JetError] = []
+        for i, new in enumerate(request.events):
+            key = new.idempotency_key
+            stored = (known.get(key) or pending.get(key)) if key else None
+            if stored is not None:
+                if _same_content(stored, new):
+                    out.append(Appended(stored, replayed=True))
+                    continue
+                field = (
+                    ["input", str(i), "idempotencyKey"]
+                    if request.batch
+                    else ["input", "idempotencyKey"]
+                )
+                errors.append(Conflict(
+                    field, f"idempotencyKey {key!r} was already used for a different event",
+                ))  # fmt: skip
+                continue
+            event = Event(
+                id=ids.new_id(ids.EVENT), scope=new.scope, scope_ref=new.scope_ref,
+                kind=new.kind, body=new.body, source=new.source, source_ref=new.source_ref,
+                occurred_at=new.occurred_at or now, recorded_at=now, compressed_at=None,
+                compressed_into=None, idempotency_key=key,
+            )  # fmt: skip
+            if key:
+                pending[key] = event
+            out.append(Appended(event, replayed=False))
+        if errors:
+            results.append(errors[0] if len(errors) == 1 else JetErrors(errors))
+            continue
+        known.update(pending)
+        rows_to_insert.extend(_row(a.event) for a in out if not a.replayed)
+        results.append(out)
+    if rows_to_insert:
+        await conn.execute(insert(ev), rows_to_insert)
+    return results
+
+
+def _row(e: Event) -> dict[str, Any]:
+    return {
+        "id": e.id, "scope": e.scope.value, "scope_ref": e.scope_ref, "kind": e.kind,
+        "body": e.body, "source": e.source, "source_ref": e.source_ref,
+        "occurred_at": e.occurred_at, "recorded_at": e.recorded_at,
+        "compressed_at": None, "compressed_into": None, "idempotency_key": e.idempotency_key,
+    }  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ reads
+
+
+async def get_event(db: TenantDb, event_id: str) -> Event | None:
+    """One event by id, or None."""
+    async with read_transaction(db.engine) as conn:
+        row = (await conn.execute(select(*COLUMNS).where(ev.c.id == event_id))).first()
+        return None if row is None else to_event(row)
+
+
+async def get_events(conn: AsyncConnection, event_ids: Sequence[str]) -> dict[str, Event]:
+    if not event_ids:
+        return {}
+    rows = await conn.execute(select(*COLUMNS).where(ev.c.id.in_(list(event_ids))))
+    return {row.id: to_event(row) for row in rows}
+
+
+async def list_events(
+    db: TenantDb, flt: EventFilter, *, first: int, after: str | None
+) -> Page[Event]:
+    """Newest occurredAt first; most relevant first when flt.search is given."""
+    validation.check_first(first)
+    validation.check_search(flt.search, "filter.search")
+    if flt.scope is not None and flt.scope_ref is not None:
+        validation.check_scope(flt.scope, flt.scope_ref)
+
+    conds = []
+    if flt.kinds:
+        conds.append(ev.c.kind.in_(flt.kinds))
+    if flt.occurred_after is not None:
+        conds.append(ev.c.occurred_at > flt.occurred_after)
+    if flt.occurred_before is not None:
+        conds.append(ev.c.occurred_at < flt.occurred_before)
+    if flt.compressed is True:
+        conds.append(ev.c.compressed_at.is_not(None))
+    elif flt.compressed is False:
+        conds.append(ev.c.compressed_at.is_(None))
+
+    async with read_transaction(db.engine) as conn:
+        if flt.search is not None:
+            return await _search_events(conn, flt, conds, first=first, after=after)
+        if flt.scope is not None:
+            conds.append(ev.c.scope == flt.scope.value)
+            if flt.scope_ref is not None:
+                conds.append(ev.c.scope_ref == flt.scope_ref)
+        elif flt.scope_ref is not None:
+            conds.append(ev.c.scope_ref == flt.scope_ref)
+        if after is not None:
+            at, eid = cursors.decode("events", after, types=(str, str))
+            at_dt = datetime.fromisoformat(at)
+            conds.append(
+                or_(ev.c.occurred_at < at_dt, and_(ev.c.occurred_at == at_dt, ev.c.id < eid))
+            )
+        stmt = (
+            select(*COLUMNS)
+            .where(*conds)
+            .order_by(ev.c.occurred_at.desc(), ev.c.id.desc())
+            .limit(first + 1)
+        )
+        events = [to_event(r) for r in await conn.execute(stmt)]
+    edges = [
+        Edge(cursors.encode("events", [e.occurred_at.isoformat(), e.id]), e) for e in events[:first]
+    ]
+    return Page(edges, has_next_page=len(events) > first)
+
+
+_fts = text("memory_events_fts")
+
+
+async def _search_events(
+    conn: AsyncConnection, flt: EventFilter, conds: list[Any], *, first: int, after: str | None
+) -> Page[Event]:
+    assert flt.search is not None
+    tokens = []
+    if flt.scope is not None:
+        tokens.append(
+            search.scope_token(flt.scope, flt.scope_ref, with_ref=flt.scope_ref is not None)
+        )
+    match = search.match_expression(
+        search.text_query(flt.search, search.EVENT_TEXT_COLUMNS, field="filter.search"), tokens
+    )
+    if flt.scope is None and flt.scope_ref is not None:
+        conds.append(ev.c.scope_ref == flt.scope_ref)
+    rank = func.bm25(_fts, 1.0, 2.0, 0.0).label("rank")
+    inner = (
+        select(*COLUMNS, ev.c.seq, rank)
+        .select_from(ev.join(_fts, text("memory_events_fts.rowid = memory_events.seq")))
+        .where(text("memory_events_fts MATCH :match").bindparams(match=match), *conds)
+        .subquery()
+    )
+    outer = select(inner)
+    if after is not None:
+        r, seq = cursors.decode("events-search", after, types=(float, int))
+        outer = outer.where(or_(inner.c.rank > r, and_(inner.c.rank == r, inner.c.seq > seq)))
+    rows = list(await conn.execute(outer.order_by(inner.c.rank, inner.c.seq).limit(first + 1)))
+    edges = [
+        Edge(cursors.encode("events-search", [row.rank, row.seq]), to_event(row), -row.rank)
+        for row in rows[:first]
+    ]
+    return Page(edges, has_next_page=len(rows) > first)

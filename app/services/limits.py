@@ -1,0 +1,13 @@
+"""The documented limits: part of the API contract (README "Limits"), enforced by services."""
+
+EVENT_BODY_MAX_BYTES = 65_536
+ENTRY_SUMMARY_MAX_BYTES = 32_768
+TITLE_MAX_CHARS = 200
+KIND_MAX_CHARS = 64
+REF_MAX_CHARS = 200  # scopeRef, source, sourceRef, idempotencyKey
+TAGS_MAX = 20
+TAG_MAX_CHARS = 64
+SEARCH_MAX_CHARS = 1_000
+PAGE_MAX = 100
+BATCH_MAX = 1_000
+FUTURE_SKEW_HOURS = 24  # occurredAt may be at most this far in the future

@@ -1,0 +1,1 @@
+"""Storage: table models, the control database and the per-tenant databases."""

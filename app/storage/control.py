@@ -1,0 +1,141 @@
+"""The control database: tenants and API key hashes. No memory is ever stored here."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.config import Settings
+from app.storage import migrate
+from app.storage.control_models import api_keys_table as keys_t
+from app.storage.control_models import tenants_table as tenants_t
+from app.storage.engine import read_transaction, sqlite_engine, write_transaction
+from app.storage.types import utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class TenantRow:
+    id: str
+    name: str
+    status: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRow:
+    id: str
+    tenant_id: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class DuplicateName(Exception):
+    pass
+
+
+class ControlDb:
+    def __init__(self, settings: Settings) -> None:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.engine: AsyncEngine = sqlite_engine(
+            settings.control_db_path,
+            synchronous="FULL",
+            busy_timeout_ms=settings.sqlite_busy_timeout_ms,
+            pool_size=4,
+        )
+
+    async def migrate(self) -> bool:
+        async with write_transaction(self.engine) as conn:
+            return await migrate.upgrade(conn, "control")
+
+    async def aclose(self) -> None:
+        await self.engine.dispose()
+
+    async def insert_tenant(self, *, tenant_id: str, name: str) -> TenantRow:
+        row = TenantRow(id=tenant_id, name=name, status="active", created_at=utcnow())
+        try:
+            async with write_transaction(self.engine) as conn:
+                await conn.execute(
+                    insert(tenants_t).values(
+                        id=row.id, name=row.name, status=row.status, created_at=row.created_at
+                    )
+                )
+        except IntegrityError as exc:
+            raise DuplicateName(name) from exc
+        return row
+
+    async def tenants(self) -> list[TenantRow]:
+        async with read_transaction(self.engine) as conn:
+            rows = await conn.execute(select(tenants_t).order_by(tenants_t.c.created_at))
+            return [TenantRow(**r._mapping) for r in rows]
+
+    async def find_tenant(self, id_or_name: str) -> TenantRow | None:
+        async with read_transaction(self.engine) as conn:
+            r = (
+                await conn.execute(
+                    select(tenants_t).where(
+                        (tenants_t.c.id == id_or_name) | (tenants_t.c.name == id_or_name)
+                    )
+                )
+            ).first()
+            return None if r is None else TenantRow(**r._mapping)
+
+    async def insert_key(
+        self, *, key_id: str, tenant_id: str, key_hash: str, prefix: str
+    ) -> KeyRow:
+        row = KeyRow(
+            id=key_id, tenant_id=tenant_id, prefix=prefix, created_at=utcnow(), revoked_at=None
+        )
+        async with write_transaction(self.engine) as conn:
+            await conn.execute(
+                insert(keys_t).values(
+                    id=key_id,
+                    tenant_id=tenant_id,
+                    key_hash=key_hash,
+                    prefix=prefix,
+                    created_at=row.created_at,
+                )
+            )
+        return row
+
+    async def revoke_key(self, key_id: str) -> KeyRow | None:
+        async with write_transaction(self.engine) as conn:
+            await conn.execute(
+                update(keys_t)
+                .where(keys_t.c.id == key_id, keys_t.c.revoked_at.is_(None))
+                .values(revoked_at=utcnow())
+            )
+            r = (await conn.execute(select(*_key_cols()).where(keys_t.c.id == key_id))).first()
+            return None if r is None else KeyRow(**r._mapping)
+
+    async def keys(self, tenant_id: str) -> list[KeyRow]:
+        async with read_transaction(self.engine) as conn:
+            rows = await conn.execute(
+                select(*_key_cols())
+                .where(keys_t.c.tenant_id == tenant_id)
+                .order_by(keys_t.c.created_at)
+            )
+            return [KeyRow(**r._mapping) for r in rows]
+
+    async def key_by_hash(self, key_hash: str) -> tuple[str, str, str] | None:
+        """(key_id, stored hash, tenant_id) of an active key of an active tenant."""
+        async with read_transaction(self.engine) as conn:
+            r = (
+                await conn.execute(
+                    select(keys_t.c.id, keys_t.c.key_hash, keys_t.c.tenant_id)
+                    .join(tenants_t, tenants_t.c.id == keys_t.c.tenant_id)
+                    .where(
+                        keys_t.c.key_hash == key_hash,
+                        keys_t.c.revoked_at.is_(None),
+                        tenants_t.c.status == "active",
+                    )
+                )
+            ).first()
+            return None if r is None else (r[0], r[1], r[2])
+
+
+def _key_cols() -> list[object]:
+    c = keys_t.c
+    return [c.id, c.tenant_id, c.prefix, c.created_at, c.revoked_at]

@@ -1,0 +1,63 @@
+"""SQLite engines: the PRAGMAs every connection needs, and transactions we control.
+
+pysqlite's legacy transaction handling defers BEGIN and cannot take a write lock up
+front; we switch it off and emit BEGIN ourselves, so a write transaction starts with
+BEGIN IMMEDIATE (waits on busy_timeout instead of failing on a lock upgrade) and
+migrations are transactional.
+"""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import AsyncAdaptedQueuePool
+
+_BEGIN_OPTION = "jet_begin"
+
+
+def sqlite_engine(
+    path: Path, *, synchronous: str, busy_timeout_ms: int, pool_size: int
+) -> AsyncEngine:
+    engine = create_async_engine(
+        f"sqlite+aiosqlite:///{path}",
+        poolclass=AsyncAdaptedQueuePool,
+        pool_size=pool_size,
+        max_overflow=0,
+        pool_timeout=30,
+    )
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute(f"PRAGMA synchronous = {synchronous}")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql(conn.get_execution_options().get(_BEGIN_OPTION, "BEGIN"))
+
+    return engine
+
+
+@asynccontextmanager
+async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """One write transaction: BEGIN IMMEDIATE, commit on success, roll back on error."""
+    async with engine.connect() as conn:
+        conn = await conn.execution_options(**{_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+        async with conn.begin():
+            yield conn
+
+
+@asynccontextmanager
+async def read_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """One read transaction: a consistent snapshot across the statements inside it."""
+    async with engine.connect() as conn, conn.begin():
+        yield conn

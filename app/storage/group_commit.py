@@ -1,0 +1,101 @@
+"""Group commit: concurrent writes to one database share a transaction.
+
+SQLite commits cost a sync each; one transaction per request caps appends at a few
+thousand a second. Requests queue here; one writer task takes everything queued, applies
+it in one BEGIN IMMEDIATE transaction, commits, and only then answers each request, so an
+acknowledged write is durable. If the shared transaction fails, each request is retried
+alone, so one bad request never fails its neighbours.
+"""
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from app.storage.engine import write_transaction
+
+log = logging.getLogger(__name__)
+
+Req = TypeVar("Req")
+Res = TypeVar("Res")
+# Applies a group of requests inside one open transaction; one result or exception each.
+Apply = Callable[[AsyncConnection, Sequence[Req]], Awaitable[list[Res | BaseException]]]
+
+
+class GroupCommitter(Generic[Req, Res]):
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        apply: Apply[Req, Res],
+        *,
+        size: Callable[[Req], int] = lambda _: 1,
+        max_size: int = 2000,
+    ) -> None:
+        self._engine = engine
+        self._apply = apply
+        self._size = size
+        self._max_size = max_size
+        self._queue: asyncio.Queue[tuple[Req, asyncio.Future[Res]]] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        self.groups = 0  # transactions committed: lets tests see that requests shared them
+
+    async def submit(self, request: Req) -> Res:
+        if self._closed:
+            raise RuntimeError("database is closing")
+        future: asyncio.Future[Res] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((request, future))
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="group-commit")
+        # shield: a client that goes away does not cancel a write others share.
+        return await asyncio.shield(future)
+
+    async def aclose(self) -> None:
+        """Finish what is queued, then stop."""
+        self._closed = True
+        if self._task is not None:
+            self._queue.put_nowait(None)  # type: ignore[arg-type]
+            await self._task
+
+    async def _run(self) -> None:
+        while True:
+            first = await self._queue.get()
+            if first is None:
+                return
+            group = [first]
+            size = self._size(first[0])
+            while size < self._max_size and not self._queue.empty():
+                nxt = self._queue.get_nowait()
+                if nxt is None:
+                    self._queue.put_nowait(nxt)  # type: ignore[arg-type]
+                    break
+                group.append(nxt)
+                size += self._size(nxt[0])
+            await self._commit(group)
+
+    async def _commit(self, group: list[tuple[Req, asyncio.Future[Res]]]) -> None:
+        results: list[Res | BaseException]
+        try:
+            results = await self._transaction([req for req, _ in group])
+        except Exception as exc:
+            if len(group) > 1:
+                # One request may have poisoned the shared transaction: retry each alone.
+                for item in group:
+                    await self._commit([item])
+                return
+            results = [exc]
+        for (_, future), result in zip(group, results, strict=True):
+            if future.done():
+                continue
+            if isinstance(result, BaseException):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+    async def _transaction(self, requests: list[Req]) -> list[Res | BaseException]:
+        async with write_transaction(self._engine) as conn:
+            results = await self._apply(conn, requests)
+        self.groups += 1
+        return results

@@ -1,0 +1,96 @@
+"""Alembic, run from code: upgrades a tenant or the control database to head.
+
+Migrations are the only way a schema is created or changed. The per-database alembic
+environments live in migrations/tenant and migrations/control; both call `run_env`.
+"""
+
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import MetaData, create_engine, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+Kind = Literal["tenant", "control"]
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+
+def is_fts_object(name: str | None) -> bool:
+    # FTS5 virtual tables (and their shadow tables) exist only in migrations: alembic
+    # cannot model them and autogenerate would otherwise propose dropping them.
+    return name is not None and "_fts" in name
+
+
+def alembic_config(kind: Kind, url: str | None = None) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR / kind))
+    if url:
+        cfg.set_main_option("sqlalchemy.url", url)
+    return cfg
+
+
+@cache
+def head_revision(kind: Kind) -> str:
+    head = ScriptDirectory.from_config(alembic_config(kind)).get_current_head()
+    assert head is not None, f"no migrations for {kind}"
+    return head
+
+
+async def current_revision(conn: AsyncConnection) -> str | None:
+    try:
+        row = (await conn.execute(text("SELECT version_num FROM alembic_version"))).first()
+    except OperationalError:  # no alembic_version table: a new, empty database
+        return None
+    return None if row is None else str(row[0])
+
+
+def upgrade_sync(conn: Connection, kind: Kind) -> None:
+    cfg = alembic_config(kind)
+    cfg.attributes["connection"] = conn
+    command.upgrade(cfg, "head")
+
+
+async def upgrade(conn: AsyncConnection, kind: Kind) -> bool:
+    """Bring the database behind `conn` to head inside the caller's transaction.
+
+    Returns True when a migration ran. Cheap when already at head: one SELECT.
+    """
+    if await current_revision(conn) == head_revision(kind):
+        return False
+    await conn.run_sync(upgrade_sync, kind)
+    return True
+
+
+def run_env(context: Any, metadata: MetaData) -> None:
+    """Body of both env.py files: migrate the given connection, or the configured URL."""
+
+    def include_object(obj: Any, name: str | None, type_: str, *_: Any) -> bool:
+        return not (type_ == "table" and is_fts_object(name))
+
+    def run(conn: Connection) -> None:
+        context.configure(
+            connection=conn,
+            target_metadata=metadata,
+            render_as_batch=conn.dialect.name == "sqlite",
+            include_object=include_object,
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+
+    conn = context.config.attributes.get("connection")
+    if conn is not None:
+        run(conn)
+        return
+    url = context.config.get_main_option("sqlalchemy.url")
+    if not url:
+        raise SystemExit("set sqlalchemy.url (alembic -x) or run `jet-memory migrate`")
+    engine = create_engine(url)
+    with engine.begin() as sync_conn:
+        run(sync_conn)
+    engine.dispose()

@@ -1,0 +1,120 @@
+"""Table models of a tenant's own database: the event log, curated entries, provenance.
+
+Who uses them: the services (through Core statements on `Model.__table__`) and alembic
+(autogenerate compares migrations to this metadata). FTS5 tables and triggers live only in
+the migrations (alembic cannot model them).
+"""
+
+from datetime import datetime
+
+from sqlalchemy import JSON, CheckConstraint, Column, ForeignKey, Index, MetaData, String, text
+from sqlmodel import Field, SQLModel
+
+from app.storage.types import UTCDateTime
+
+SCOPES = ("institutional", "entity", "project", "team")
+ENTRY_SOURCES = ("chat", "call", "email", "manual", "compactor")
+
+_scope_check = "scope IN ('institutional', 'entity', 'project', 'team')"
+_scope_ref_check = "(scope = 'institutional') = (scope_ref IS NULL)"
+
+
+class TenantModel(SQLModel):
+    """Base of every table in a tenant database (its own metadata, apart from control)."""
+
+    metadata = MetaData()
+
+
+class MemoryEvent(TenantModel, table=True):
+    """An immutable raw event. A trigger refuses DELETE and any UPDATE but the compactor's."""
+
+    __tablename__ = "memory_events"
+    __table_args__ = (
+        CheckConstraint(_scope_check, name="ck_memory_events_scope"),
+        CheckConstraint(_scope_ref_check, name="ck_memory_events_scope_ref"),
+        Index("ix_memory_events_time", "occurred_at", "id"),
+        Index("ix_memory_events_scope_time", "scope", "scope_ref", "occurred_at", "id"),
+        Index(
+            "ix_memory_events_uncompressed",
+            "scope",
+            "scope_ref",
+            "occurred_at",
+            sqlite_where=text("compressed_at IS NULL"),
+            postgresql_where=text("compressed_at IS NULL"),
+        ),
+        Index("ix_memory_events_compressed_into", "compressed_into"),
+    )
+
+    # An integer key that VACUUM never renumbers: the FTS index is keyed by it.
+    seq: int | None = Field(default=None, primary_key=True)
+    id: str = Field(sa_column=Column(String(40), nullable=False, unique=True))
+    scope: str = Field(max_length=16)
+    scope_ref: str | None = Field(default=None, max_length=200)
+    kind: str = Field(max_length=64)
+    body: str
+    source: str | None = Field(default=None, max_length=200)
+    source_ref: str | None = Field(default=None, max_length=200)
+    occurred_at: datetime = Field(sa_type=UTCDateTime)
+    recorded_at: datetime = Field(sa_type=UTCDateTime)
+    compressed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    compressed_into: str | None = Field(
+        default=None,
+        sa_column=Column(String(40), ForeignKey("memory_entries.id"), nullable=True),
+    )
+    idempotency_key: str | None = Field(
+        default=None, sa_column=Column(String(200), nullable=True, unique=True)
+    )
+
+
+class MemoryEntry(TenantModel, table=True):
+    """A curated, searchable, scored memory item; `version` counts updates."""
+
+    __tablename__ = "memory_entries"
+    __table_args__ = (
+        CheckConstraint(_scope_check, name="ck_memory_entries_scope"),
+        CheckConstraint(_scope_ref_check, name="ck_memory_entries_scope_ref"),
+        CheckConstraint("importance BETWEEN 1 AND 5", name="ck_memory_entries_importance"),
+        CheckConstraint(
+            "source IN ('chat', 'call', 'email', 'manual', 'compactor')",
+            name="ck_memory_entries_source",
+        ),
+        Index("ix_memory_entries_updated", "updated_at", "id"),
+        Index("ix_memory_entries_scope_updated", "scope", "scope_ref", "updated_at", "id"),
+    )
+
+    seq: int | None = Field(default=None, primary_key=True)
+    id: str = Field(sa_column=Column(String(40), nullable=False, unique=True))
+    scope: str = Field(max_length=16)
+    scope_ref: str | None = Field(default=None, max_length=200)
+    title: str = Field(max_length=200)
+    summary: str
+    tags: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    importance: int = 3
+    source: str = Field(max_length=16)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    version: int = 1
+
+
+class MemoryEntrySource(TenantModel, table=True):
+    """Provenance: the events a compactor entry folded, in the order they were folded."""
+
+    __tablename__ = "memory_entry_sources"
+    __table_args__ = (Index("ix_memory_entry_sources_event", "event_id"),)
+
+    entry_id: str = Field(
+        sa_column=Column(
+            String(40),
+            ForeignKey("memory_entries.id", ondelete="CASCADE"),
+            primary_key=True,
+        )
+    )
+    event_id: str = Field(
+        sa_column=Column(String(40), ForeignKey("memory_events.id"), primary_key=True)
+    )
+    position: int
+
+
+events_table = MemoryEvent.__table__  # type: ignore[attr-defined]
+entries_table = MemoryEntry.__table__  # type: ignore[attr-defined]
+entry_sources_table = MemoryEntrySource.__table__  # type: ignore[attr-defined]

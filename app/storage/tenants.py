@@ -1,0 +1,142 @@
+"""Per-tenant databases: one SQLite file each, opened on demand, kept in a bounded LRU.
+
+The only way to reach a tenant's memory is `TenantDatabases.lease(tenant_id)`, with a
+tenant id that the edge took from a verified API key. A database is migrated to head the
+first time a process opens it. Evicted databases close once their last lease ends, so
+10,000 tenants never means 10,000 open files.
+"""
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.config import Settings
+from app.storage import migrate
+from app.storage.engine import sqlite_engine, write_transaction
+
+log = logging.getLogger(__name__)
+
+
+class TenantDb:
+    """An open tenant database. Services get it from a lease and never keep it."""
+
+    def __init__(self, tenant_id: str, engine: AsyncEngine) -> None:
+        self.tenant_id = tenant_id
+        self.engine = engine
+        self.leases = 0
+        self.evicted = False
+        # Per-database helpers that live as long as it (e.g. the group committer); any
+        # with an `aclose()` is closed before the engine.
+        self.extras: dict[str, object] = {}
+
+    async def close(self) -> None:
+        for extra in self.extras.values():
+            aclose = getattr(extra, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        await self.engine.dispose()
+
+
+class TenantDatabases:
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._open: OrderedDict[str, TenantDb] = OrderedDict()
+        self._opening: dict[str, asyncio.Lock] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        settings.tenants_dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, tenant_id: str) -> Path:
+        # Tenant ids are generated (ten_ + ULID), never user text: safe as a file name.
+        if not tenant_id.isascii() or not tenant_id.replace("_", "").isalnum():
+            raise ValueError("not a tenant id")
+        return self._settings.tenants_dir / f"{tenant_id}.db"
+
+    @property
+    def open_count(self) -> int:
+        return len(self._open)
+
+    @asynccontextmanager
+    async def lease(self, tenant_id: str) -> AsyncIterator[TenantDb]:
+        db = await self._get(tenant_id)
+        db.leases += 1
+        try:
+            yield db
+        finally:
+            db.leases -= 1
+            if db.evicted and db.leases == 0:
+                self._close_later(db)
+
+    async def create(self, tenant_id: str) -> None:
+        """Create and migrate a new tenant's database file."""
+        async with self.lease(tenant_id):
+            pass
+
+    async def migrate(self, tenant_id: str) -> bool:
+        """Migrate one tenant database to head now; True when a migration ran."""
+        engine = self._engine(tenant_id)
+        try:
+            async with write_transaction(engine) as conn:
+                return await migrate.upgrade(conn, "tenant")
+        finally:
+            await engine.dispose()
+
+    async def aclose(self) -> None:
+        dbs = list(self._open.values())
+        self._open.clear()
+        for db in dbs:
+            await db.close()
+        if self._closing:
+            await asyncio.gather(*self._closing)
+
+    def _engine(self, tenant_id: str) -> AsyncEngine:
+        s = self._settings
+        return sqlite_engine(
+            self.path(tenant_id),
+            synchronous=s.sqlite_synchronous,
+            busy_timeout_ms=s.sqlite_busy_timeout_ms,
+            pool_size=s.tenant_pool_size,
+        )
+
+    async def _get(self, tenant_id: str) -> TenantDb:
+        db = self._open.get(tenant_id)
+        if db is not None:
+            self._open.move_to_end(tenant_id)
+            return db
+        lock = self._opening.setdefault(tenant_id, asyncio.Lock())
+        async with lock:
+            db = self._open.get(tenant_id)
+            if db is None:
+                db = await self._open_db(tenant_id)
+                self._open[tenant_id] = db
+                self._evict()
+        self._opening.pop(tenant_id, None)
+        return db
+
+    async def _open_db(self, tenant_id: str) -> TenantDb:
+        engine = self._engine(tenant_id)
+        try:
+            # BEGIN IMMEDIATE: two processes opening a new tenant at once migrate it once.
+            async with write_transaction(engine) as conn:
+                if await migrate.upgrade(conn, "tenant"):
+                    log.info("migrated tenant database", extra={"tenant_id": tenant_id})
+        except BaseException:
+            await engine.dispose()
+            raise
+        return TenantDb(tenant_id, engine)
+
+    def _evict(self) -> None:
+        while len(self._open) > self._settings.tenant_cache_size:
+            _, db = self._open.popitem(last=False)
+            db.evicted = True
+            if db.leases == 0:
+                self._close_later(db)
+
+    def _close_later(self, db: TenantDb) -> None:
+        task = asyncio.get_running_loop().create_task(db.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)

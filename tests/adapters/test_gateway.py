@@ -1,0 +1,370 @@
+"""The gateway client against a real HTTP/1.1 server on 127.0.0.1, scripted per test."""
+
+import asyncio
+import contextlib
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from typing import Any
+
+import httpx
+import pytest
+
+from app.adapters.gateway import (
+    Completion,
+    Gateway,
+    GatewayBadAnswer,
+    GatewayConfig,
+    GatewayError,
+    GatewayRejected,
+    GatewayUnavailable,
+    estimate_messages_tokens,
+    estimate_tokens,
+)
+
+KEY = "sk-test-SECRETKEY0123456789"
+PROMPT = [
+    {"role": "system", "content": "Summarise."},
+    {"role": "user", "content": "Priya approved $45,000 on 2024-03-12."},
+]
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: object = b""  # bytes as is, anything else as JSON
+    headers: dict[str, str] = field(default_factory=dict)
+    stall: bool = False  # never answer; wait until the client gives up
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    json: dict[str, object]
+
+
+def ok(text: str = "Acme: Q1 2024\n\n- Renewal approved.", **extra: object) -> Reply:
+    body: dict[str, object] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "upstream-name",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49},
+    }
+    body.update(extra)
+    return Reply(body=body)
+
+
+class FakeGateway:
+    """A minimal HTTP/1.1 responder: one request per connection, replies from `script`."""
+
+    def __init__(self) -> None:
+        self.script: list[Reply] = []
+        self.received: list[Received] = []
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+        for task in list(self._handlers):
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            request_line, *header_lines = head.strip().split("\r\n")
+            method, path, _ = request_line.split(" ", 2)
+            headers = {}
+            for line in header_lines:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+            body = await reader.readexactly(int(headers.get("content-length", "0")))
+            self.received.append(Received(method, path, headers, json.loads(body or b"{}")))
+            reply = self.script.pop(0) if self.script else Reply(status=599)
+            if reply.stall:
+                await reader.read()  # returns at EOF, when the client times out and hangs up
+                return
+            payload = (
+                reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+            )
+            lines = [f"HTTP/1.1 {reply.status} X", f"Content-Length: {len(payload)}"]
+            lines += ["Connection: close", "Content-Type: application/json"]
+            lines += [f"{k}: {v}" for k, v in reply.headers.items()]
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+            self._handlers.discard(task)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeGateway]:
+    server = FakeGateway()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as c:
+        yield c
+
+
+class Sleeps:
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+def gateway(
+    fake: FakeGateway,
+    http: httpx.AsyncClient,
+    sleeps: Sleeps,
+    *,
+    models: tuple[str, ...] = ("model-a", "model-b"),
+    **config: Any,
+) -> Gateway:
+    cfg = GatewayConfig(base_url=fake.base_url, api_key=KEY, models=models, **config)
+    return Gateway(cfg, client=http, sleep=sleeps, rand=lambda: 0.5)
+
+
+def assert_safe(exc: GatewayError) -> None:
+    assert KEY not in str(exc) and "SECRETKEY" not in str(exc)
+    assert "Priya" not in str(exc) and "45,000" not in str(exc)
+
+
+async def test_good_answer_sends_the_exact_request(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    fake.script = [ok()]
+    sleeps = Sleeps()
+    result = await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=300, temperature=0.2)
+
+    assert result == Completion(
+        text="Acme: Q1 2024\n\n- Renewal approved.",
+        model="model-a",
+        prompt_tokens=42,
+        completion_tokens=7,
+        finish_reason="stop",
+    )
+    [request] = fake.received
+    assert (request.method, request.path) == ("POST", "/v1/chat/completions")
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert request.json == {
+        "model": "model-a",
+        "messages": PROMPT,
+        "max_tokens": 300,
+        "temperature": 0.2,
+    }
+    assert sleeps.calls == []
+
+
+async def test_base_url_without_v1_and_trailing_slash(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    fake.script = [ok()]
+    cfg = GatewayConfig(base_url=f"http://127.0.0.1:{fake.port}/", api_key=None, models=("m",))
+    await Gateway(cfg, client=http).complete(PROMPT, max_tokens=10)
+    assert fake.received[0].path == "/chat/completions"
+    assert "authorization" not in fake.received[0].headers
+
+
+async def test_429_honours_retry_after_seconds(fake: FakeGateway, http: httpx.AsyncClient) -> None:
+    fake.script = [Reply(status=429, headers={"Retry-After": "1"}), ok()]
+    sleeps = Sleeps()
+    result = await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert result.model == "model-a"
+    assert sleeps.calls == [pytest.approx(1.0)]
+    assert [r.json["model"] for r in fake.received] == ["model-a", "model-a"]
+
+
+async def test_retry_after_http_date_is_capped(fake: FakeGateway, http: httpx.AsyncClient) -> None:
+    in_an_hour = formatdate(time.time() + 3600, usegmt=True)
+    fake.script = [Reply(status=503, headers={"Retry-After": in_an_hour}), ok()]
+    sleeps = Sleeps()
+    await gateway(fake, http, sleeps, backoff_max_s=5.0).complete(PROMPT, max_tokens=10)
+    assert sleeps.calls == [5.0]
+
+
+async def test_5xx_exhausts_a_model_then_falls_back(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    fake.script = [Reply(status=500), Reply(status=502), Reply(status=503), ok()]
+    sleeps = Sleeps()
+    gw = gateway(fake, http, sleeps, max_retries=2, backoff_base_s=0.5)
+    result = await gw.complete(PROMPT, max_tokens=10)
+
+    assert result.model == "model-b"
+    assert [r.json["model"] for r in fake.received] == ["model-a"] * 3 + ["model-b"]
+    # Equal jitter with rand()=0.5: 3/4 of 0.5*2**attempt; no sleep when switching model.
+    assert sleeps.calls == [pytest.approx(0.375), pytest.approx(0.75)]
+
+
+async def test_all_models_down_is_unavailable(fake: FakeGateway, http: httpx.AsyncClient) -> None:
+    fake.script = [Reply(status=500, body=b'{"error": {"message": "' + KEY.encode() + b'"}}')] * 4
+    sleeps = Sleeps()
+    with pytest.raises(GatewayUnavailable) as info:
+        await gateway(fake, http, sleeps, max_retries=1).complete(PROMPT, max_tokens=10)
+    assert len(fake.received) == 4
+    assert info.value.attempts == ("model-a: HTTP 500",) * 2 + ("model-b: HTTP 500",) * 2
+    assert info.value.status == 500
+    assert_safe(info.value)
+
+
+async def test_stall_past_timeout_is_retried_then_unavailable(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    fake.script = [Reply(stall=True), Reply(stall=True)]
+    sleeps = Sleeps()
+    gw = gateway(fake, http, sleeps, models=("model-a",), timeout_s=0.3, max_retries=1)
+    started = time.monotonic()
+    with pytest.raises(GatewayUnavailable, match="timed out") as info:
+        await gw.complete(PROMPT, max_tokens=10)
+    assert 0.5 < time.monotonic() - started < 3
+    assert len(fake.received) == 2 and len(sleeps.calls) == 1
+    assert_safe(info.value)
+
+
+async def test_connection_refused_is_unavailable(http: httpx.AsyncClient) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = GatewayConfig(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, models=("m",))
+    sleeps = Sleeps()
+    with pytest.raises(GatewayUnavailable, match="connection error"):
+        await Gateway(cfg, client=http, sleep=sleeps).complete(PROMPT, max_tokens=10)
+    assert len(sleeps.calls) == 3
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(body=b"<html>502 Bad Gateway</html>"),
+        Reply(body={"choices": []}),
+        Reply(body={"choices": [{"message": {}}]}),
+        Reply(body=[1, 2]),
+    ],
+    ids=["not-json", "no-choices", "no-content", "wrong-shape"],
+)
+async def test_garbage_is_a_bad_answer(
+    fake: FakeGateway, http: httpx.AsyncClient, reply: Reply
+) -> None:
+    fake.script = [reply]
+    sleeps = Sleeps()
+    with pytest.raises(GatewayBadAnswer) as info:
+        await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert len(fake.received) == 1 and sleeps.calls == []
+    assert_safe(info.value)
+
+
+@pytest.mark.parametrize("content", ["", "  \n "])
+async def test_empty_content_is_a_bad_answer(
+    fake: FakeGateway, http: httpx.AsyncClient, content: str
+) -> None:
+    fake.script = [ok(content)]
+    with pytest.raises(GatewayBadAnswer, match="empty content"):
+        await gateway(fake, http, Sleeps()).complete(PROMPT, max_tokens=10)
+
+
+async def test_401_is_rejected_without_retry_or_fallback(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    body = {"error": {"message": f"Incorrect API key provided: {KEY}", "code": "invalid_api_key"}}
+    fake.script = [Reply(status=401, body=body), ok()]
+    sleeps = Sleeps()
+    with pytest.raises(GatewayRejected) as info:
+        await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert len(fake.received) == 1 and sleeps.calls == []
+    assert info.value.status == 401 and "invalid_api_key" in str(info.value)
+    assert_safe(info.value)
+
+
+async def test_404_moves_to_the_next_model(fake: FakeGateway, http: httpx.AsyncClient) -> None:
+    fake.script = [Reply(status=404), ok()]
+    sleeps = Sleeps()
+    result = await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert result.model == "model-b"
+    assert [r.json["model"] for r in fake.received] == ["model-a", "model-b"]
+    assert sleeps.calls == []
+
+
+async def test_404_on_every_model_is_rejected(fake: FakeGateway, http: httpx.AsyncClient) -> None:
+    fake.script = [Reply(status=404), Reply(status=404)]
+    with pytest.raises(GatewayRejected) as info:
+        await gateway(fake, http, Sleeps()).complete(PROMPT, max_tokens=10)
+    assert info.value.status == 404
+
+
+async def test_missing_usage_is_estimated(fake: FakeGateway, http: httpx.AsyncClient) -> None:
+    fake.script = [ok("Title\n\nBody text.", usage=None)]
+    result = await gateway(fake, http, Sleeps()).complete(PROMPT, max_tokens=10)
+    assert result.prompt_tokens == estimate_messages_tokens(PROMPT)
+    assert result.completion_tokens == estimate_tokens("Title\n\nBody text.")
+
+
+async def test_owned_client_is_closed(fake: FakeGateway) -> None:
+    fake.script = [ok()]
+    cfg = GatewayConfig(base_url=fake.base_url, api_key=KEY, models=("m",))
+    async with Gateway(cfg) as gw:
+        assert (await gw.complete(PROMPT, max_tokens=10)).text.startswith("Acme")
+    assert gw._client.is_closed
+
+
+def test_repr_never_shows_the_key() -> None:
+    cfg = GatewayConfig(base_url="https://gw.example/v1", api_key=KEY, models=("m",))
+    assert KEY not in repr(cfg) and KEY not in str(cfg)
+    assert "gw.example" in repr(cfg)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"base_url": "gw.example/v1"},
+        {"models": ()},
+        {"models": ("",)},
+        {"timeout_s": 0},
+        {"max_retries": -1},
+    ],
+)
+def test_config_is_validated(kwargs: dict[str, object]) -> None:
+    base: dict[str, object] = {"base_url": "https://gw.example", "api_key": KEY, "models": ("m",)}
+    with pytest.raises(ValueError) as info:
+        GatewayConfig(**(base | kwargs))  # type: ignore[arg-type]
+    assert KEY not in str(info.value)
+
+
+def test_estimate_tokens_counts_utf8_bytes() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2
+    assert estimate_tokens("éé") == 1  # 4 bytes
+    assert estimate_tokens("日本語") == 3  # 9 bytes

@@ -1,0 +1,203 @@
+"""The built-in extractive summariser, the compaction prompt and the LLM answer parser."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from app.adapters.summariser import (
+    BUILTIN_SUMMARISER_NAME,
+    EventText,
+    Summary,
+    build_compaction_messages,
+    parse_llm_summary,
+    summarise_extractive,
+)
+
+
+def at(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
+
+
+# Meeting-by-meeting prose: nothing a compacted memory needs, varied so dedup alone
+# cannot remove it.
+PROSE = [
+    "The session opened with a round of introductions for the two new people on the call.",
+    "There was a long back and forth about the layout of the slides for the review.",
+    "Someone shared their screen and walked through the dashboard page by page.",
+    "The conversation drifted to the office move and the coffee machine for a while.",
+    "People compared notes on the conference they had attended the week before.",
+    "The screen share froze twice and the group waited for the connection to recover.",
+    "A few minutes went to small talk about holidays and the weather in the region.",
+    "The group reviewed the agenda and reordered the topics to fit the time slot.",
+    "Several people talked over each other while the notes were being taken.",
+    "The meeting ran a little long and the last topic was covered quickly.",
+]
+
+FACTS = {
+    1: "Priya Raman from Acme said her team is frustrated with the slow onboarding.",
+    3: "We agreed to run a two-week pilot with the Acme support team.",
+    5: "The pilot reduced ticket handling time by 18%.",
+    7: "Acme approved the annual contract at $45,000, signed by Priya Raman.",
+    8: "The kickoff deadline is 2024-03-31.",
+    10: "We decided to move Acme to quarterly billing starting in Q3.",
+    12: "Priya Raman prefers email over calls for status updates.",
+}
+
+
+def realistic_events() -> list[EventText]:
+    events = []
+    for i in range(14):
+        prose = " ".join(PROSE[(i + k) % len(PROSE)] for k in range(6))
+        parts = ["Hi all, thanks for joining.", prose]
+        if i in FACTS:
+            parts.append(f"- {FACTS[i]}")
+        parts += ["Good call.", "Thanks everyone!"]
+        events.append(
+            EventText(
+                occurred_at=at(f"2024-{1 + i // 4:02d}-{1 + 7 * (i % 4):02d}T15:00:00"),
+                kind="call_summary" if i % 3 else "email",
+                body="\n\n".join(parts),
+                source="call",
+            )
+        )
+    return events
+
+
+def summarise(events: list[EventText], **kw: int) -> Summary:
+    return summarise_extractive(events, scope_label="client:acme", period_label="2024-H1", **kw)
+
+
+def test_is_deterministic() -> None:
+    events = realistic_events()
+    first = summarise(events)
+    assert summarise(list(events)) == first
+    assert summarise(list(reversed(events))) == first  # order comes from occurred_at
+
+
+def test_keeps_planted_facts_verbatim_and_is_3x_shorter() -> None:
+    events = realistic_events()
+    summary = summarise(events)
+    input_chars = sum(len(e.body) for e in events)
+
+    assert len(summary.body) * 3 <= input_chars
+    for fact in FACTS.values():
+        assert fact in summary.body
+    assert "$45,000" in summary.body and "2024-03-31" in summary.body
+    assert "Priya Raman" in summary.body and "We decided to move Acme" in summary.body
+
+
+def test_drops_filler_and_prose() -> None:
+    body = summarise(realistic_events()).body
+    for filler in ("Thanks everyone", "Good call", "Hi all", "thanks for joining"):
+        assert filler not in body
+    assert "coffee machine" not in body
+
+
+def test_layout_title_dates_and_footer() -> None:
+    events = realistic_events()
+    summary = summarise(events)
+    assert summary.title == "client:acme: 2024-H1 summary (14 events)"
+    lines = summary.body.splitlines()
+    assert lines[-1] == f"_Summarised by {BUILTIN_SUMMARISER_NAME} from 14 events._"
+    bullets = [line for line in lines if line.startswith("- ")]
+    dates = [line[2:12] for line in bullets]
+    assert dates == sorted(dates)
+    assert "- 2024-02-22 · call_summary: Acme approved the annual contract" in summary.body
+
+
+def test_near_duplicates_kept_once_but_different_numbers_kept() -> None:
+    events = [
+        EventText(at("2024-01-01"), "note", "The price is $10,000 per year for Acme.", None),
+        EventText(at("2024-01-02"), "note", "The price is $10,000 per year for Acme!", None),
+        EventText(at("2024-01-03"), "note", "The price is $12,000 per year for Acme.", None),
+    ]
+    body = summarise(events).body
+    assert body.count("$10,000") == 1
+    assert "$12,000" in body
+
+
+def test_respects_max_chars() -> None:
+    summary = summarise(realistic_events(), max_chars=500)
+    assert len(summary.body) <= 500
+    assert "$45,000" in summary.body  # the highest-scoring facts go first
+
+
+def test_only_filler_still_gives_a_body() -> None:
+    events = [EventText(at("2024-01-01"), "chat", "Thanks everyone! Good call.", None)]
+    summary = summarise(events)
+    assert "No decisions" in summary.body
+
+
+def test_long_title_is_one_line_and_capped() -> None:
+    summary = summarise_extractive(realistic_events(), scope_label="x\n" * 300, period_label="2024")
+    assert "\n" not in summary.title and len(summary.title) <= 200
+
+
+def test_no_events_or_no_room_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no events"):
+        summarise([])
+    with pytest.raises(ValueError, match="max_chars"):
+        summarise(realistic_events(), max_chars=100)
+
+
+def test_abbreviations_and_decimals_do_not_split_sentences() -> None:
+    text = "Dr. Lee approved a 3.5% raise for Acme Inc. on Jan. 5 after e.g. two reviews."
+    events = [EventText(at("2024-01-05"), "decision", f"Hello team.\n\n{text}", None)]
+    assert text in summarise(events).body
+
+
+def test_compaction_messages() -> None:
+    events = realistic_events()
+    messages = build_compaction_messages(
+        list(reversed(events)), scope_label="client:acme", period_label="2024-H1"
+    )
+    assert [m["role"] for m in messages] == ["system", "user"]
+    system, user = messages[0]["content"], messages[1]["content"]
+    for rule in ("strategic decision", "relationship dynamic", "recurring pattern", "verbatim"):
+        assert rule in system.replace("exactly as written", "verbatim")
+    assert "it was discussed that" in system and "first line is a title" in system
+    assert "client:acme" in user and "2024-H1" in user
+    first, last = events[0].occurred_at.isoformat(), events[-1].occurred_at.isoformat()
+    assert user.index(f"at={first}") < user.index(f"at={last}")  # oldest first
+    assert FACTS[7] in user and user.count("<event ") == len(events)
+
+
+GOOD_BODY = "- Acme approved $45,000 on 2024-02-22.\n- Priya Raman prefers email."
+
+
+@pytest.mark.parametrize(
+    ("answer", "title"),
+    [
+        (f"Acme: 2024-H1\n\n{GOOD_BODY}", "Acme: 2024-H1"),
+        (f"# Acme: 2024-H1\n\n{GOOD_BODY}", "Acme: 2024-H1"),
+        (f"## Title: Acme: 2024-H1\n{GOOD_BODY}", "Acme: 2024-H1"),
+        (f"Title: **Acme: 2024-H1**\n\n{GOOD_BODY}\n", "Acme: 2024-H1"),
+        (f"\n\n```markdown\nAcme: 2024-H1\n\n{GOOD_BODY}\n```\n", "Acme: 2024-H1"),
+    ],
+)
+def test_parse_accepts_good_answers(answer: str, title: str) -> None:
+    assert parse_llm_summary(answer) == Summary(title=title, body=GOOD_BODY)
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("", "empty"),
+        ("  \n\t\n ", "empty"),
+        (f"#\n\n{GOOD_BODY}", "no usable title"),
+        (f"Title:   \n\n{GOOD_BODY}", "no usable title"),
+        ("x" * 201 + f"\n\n{GOOD_BODY}", "title too long"),
+        ("Acme: 2024-H1\n\n   \n", "body is empty"),
+        ("Acme: 2024-H1", "body is empty"),
+        ("Acme: 2024-H1\n\n" + "y" * 20001, "body too long"),
+    ],
+)
+def test_parse_rejects_unusable_answers(answer: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        parse_llm_summary(answer)
+
+
+def test_parse_limits_are_configurable() -> None:
+    with pytest.raises(ValueError, match="title too long"):
+        parse_llm_summary(f"A long title\n\n{GOOD_BODY}", max_title=5)
+    assert parse_llm_summary("T\n\nshort", max_body=5).body == "short"

@@ -1,0 +1,240 @@
+"""The event log through the services, against real SQLite files."""
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+
+from app.errors import Conflict, InvalidInput, JetErrors, TooLarge
+from app.services import events, limits
+from app.services.records import EventFilter, EventIn, Scope
+from app.storage.engine import read_transaction, write_transaction
+from app.storage.tenants import TenantDb
+
+
+def ev(body: str = "Acme approved the Q3 budget of $45,000.", **kw: object) -> EventIn:
+    base: dict[str, object] = {
+        "scope": Scope.ENTITY, "scope_ref": "ent_acme", "kind": "decision", "body": body,
+    }  # fmt: skip
+    base.update(kw)
+    return EventIn(**base)  # type: ignore[arg-type]
+
+
+async def count(db: TenantDb) -> int:
+    async with read_transaction(db.engine) as conn:
+        return int((await conn.execute(text("SELECT count(*) FROM memory_events"))).scalar_one())
+
+
+async def test_append_defaults_and_reads_back(db: TenantDb) -> None:
+    before = datetime.now(UTC)
+    result = await events.append_event(db, ev(source="inbox", source_ref="msg_1"))
+    assert not result.replayed
+    e = result.event
+    assert e.id.startswith("evt_") and before <= e.occurred_at == e.recorded_at
+    assert await events.get_event(db, e.id) == e
+    assert await events.get_event(db, "evt_nope") is None
+
+
+@pytest.mark.parametrize(
+    ("event", "field", "error"),
+    [
+        (ev(scope_ref=None), "scopeRef", InvalidInput),
+        (ev(scope=Scope.INSTITUTIONAL), "scopeRef", InvalidInput),
+        (ev(scope_ref="  "), "scopeRef", InvalidInput),
+        (ev(scope_ref="x" * 201), "scopeRef", TooLarge),
+        (ev(kind="Call Summary"), "kind", InvalidInput),
+        (ev(kind="call__summary"), "kind", InvalidInput),
+        (ev(kind="a" * 65), "kind", TooLarge),
+        (ev(body=" \n"), "body", InvalidInput),
+        (ev(body="é" * (limits.EVENT_BODY_MAX_BYTES // 2 + 1)), "body", TooLarge),
+        (ev(occurred_at=datetime(2026, 1, 1)), "occurredAt", InvalidInput),
+        (ev(occurred_at=datetime.now(UTC) + timedelta(days=2)), "occurredAt", InvalidInput),
+        (ev(idempotency_key="k\n1"), "idempotencyKey", InvalidInput),
+    ],
+)
+async def test_invalid_events_name_the_field_and_store_nothing(
+    db: TenantDb, event: EventIn, field: str, error: type[Exception]
+) -> None:
+    with pytest.raises(error) as info:
+        await events.append_event(db, event)
+    assert info.value.field == [field]  # type: ignore[attr-defined]
+    assert await count(db) == 0
+
+
+async def test_body_limit_is_exact(db: TenantDb) -> None:
+    await events.append_event(db, ev(body="x" * limits.EVENT_BODY_MAX_BYTES))
+    with pytest.raises(TooLarge, match="65537 bytes; the limit is 65536"):
+        await events.append_event(db, ev(body="x" * (limits.EVENT_BODY_MAX_BYTES + 1)))
+
+
+async def test_institutional_event_has_no_scope_ref(db: TenantDb) -> None:
+    e = (await events.append_event(db, ev(scope=Scope.INSTITUTIONAL, scope_ref=None))).event
+    assert e.scope is Scope.INSTITUTIONAL and e.scope_ref is None
+
+
+async def test_idempotent_replay_and_conflict(db: TenantDb) -> None:
+    first = await events.append_event(db, ev(idempotency_key="hook-1"))
+    again = await events.append_event(db, ev(idempotency_key="hook-1"))
+    assert again.replayed and again.event == first.event
+    with pytest.raises(Conflict) as info:
+        await events.append_event(db, ev(body="something else", idempotency_key="hook-1"))
+    assert info.value.field == ["input", "idempotencyKey"]
+    # A retry that names the original occurredAt is the same; a different one conflicts.
+    same = await events.append_event(
+        db, ev(idempotency_key="hook-1", occurred_at=first.event.occurred_at)
+    )
+    assert same.replayed
+    with pytest.raises(Conflict):
+        await events.append_event(
+            db, ev(idempotency_key="hook-1", occurred_at=first.event.occurred_at - timedelta(1))
+        )
+    assert await count(db) == 1
+
+
+async def test_concurrent_replays_of_one_key_store_one_event(db: TenantDb) -> None:
+    results = await asyncio.gather(
+        *(events.append_event(db, ev(idempotency_key="same")) for _ in range(20))
+    )
+    assert len({r.event.id for r in results}) == 1
+    assert sum(not r.replayed for r in results) == 1
+    assert await count(db) == 1
+
+
+async def test_batch_is_all_or_nothing(db: TenantDb) -> None:
+    await events.append_event(db, ev(idempotency_key="taken"))
+    good = [ev(body=f"event {i}") for i in range(5)]
+    with pytest.raises(JetErrors) as info:
+        await events.append_events(db, [*good, ev(kind="Bad Kind"), ev(scope_ref=None)])
+    assert [e.field for e in info.value.errors] == [["input", "5", "kind"], ["input", "6", "scopeRef"]]
+    with pytest.raises(Conflict) as conflict:
+        await events.append_events(db, [*good, ev(body="other", idempotency_key="taken")])
+    assert conflict.value.field == ["input", "5", "idempotencyKey"]
+    assert await count(db) == 1
+    stored = await events.append_events(db, good)
+    assert [a.event.body for a in stored] == [e.body for e in good]
+    assert await count(db) == 6
+
+
+async def test_batch_limits(db: TenantDb) -> None:
+    with pytest.raises(InvalidInput):
+        await events.append_events(db, [])
+    with pytest.raises(TooLarge, match="at most 1000"):
+        await events.append_events(db, [ev()] * (limits.BATCH_MAX + 1))
+
+
+async def test_concurrent_appends_share_transactions_and_all_commit(db: TenantDb) -> None:
+    results = await asyncio.gather(*(events.append_event(db, ev(body=f"e{i}")) for i in range(200)))
+    assert len({r.event.id for r in results}) == 200
+    assert await count(db) == 200
+    committer = db.extras["events"]
+    assert committer.groups < 200  # type: ignore[attr-defined]
+
+
+async def test_one_failing_request_does_not_fail_its_group(db: TenantDb) -> None:
+    # Bypass validation to make the database itself refuse one row inside a shared group.
+    bad = ev(scope_ref=None)
+    ok = [events.append_event(db, ev(body=f"ok {i}")) for i in range(10)]
+    committer = events._committer(db, 2000)
+    outcome = await asyncio.gather(
+        *ok, committer.submit(events._AppendRequest([bad], batch=False)), return_exceptions=True
+    )
+    assert all(not isinstance(o, BaseException) for o in outcome[:10])
+    assert isinstance(outcome[10], IntegrityError)
+    assert await count(db) == 10
+
+
+async def test_events_are_immutable_in_the_database(db: TenantDb) -> None:
+    e = (await events.append_event(db, ev())).event
+    for sql in (
+        "UPDATE memory_events SET body = 'rewritten'",
+        "UPDATE memory_events SET kind = 'other', compressed_at = NULL",
+        "UPDATE memory_events SET occurred_at = recorded_at",
+        "DELETE FROM memory_events",
+    ):
+        with pytest.raises(IntegrityError):
+            async with write_transaction(db.engine) as conn:
+                await conn.execute(text(sql))
+    async with write_transaction(db.engine) as conn:  # the compactor's update is allowed
+        await conn.execute(text("UPDATE memory_events SET compressed_at = recorded_at"))
+    stored = await events.get_event(db, e.id)
+    assert stored is not None and stored.body == e.body and stored.compressed_at is not None
+
+
+async def test_list_filters_and_order(db: TenantDb) -> None:
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    await events.append_events(
+        db,
+        [
+            ev(body="a", occurred_at=t0),
+            ev(body="b", occurred_at=t0 + timedelta(days=1), kind="call_summary"),
+            ev(body="c", occurred_at=t0 + timedelta(days=2), scope_ref="ent_beta"),
+            ev(body="d", occurred_at=t0 + timedelta(days=3), scope=Scope.TEAM, scope_ref="u1"),
+        ],
+    )
+
+    async def bodies(**kw: object) -> list[str]:
+        page = await events.list_events(db, EventFilter(**kw), first=50, after=None)  # type: ignore[arg-type]
+        return [e.node.body for e in page.edges]
+
+    assert await bodies() == ["d", "c", "b", "a"]
+    assert await bodies(scope=Scope.ENTITY) == ["c", "b", "a"]
+    assert await bodies(scope=Scope.ENTITY, scope_ref="ent_acme") == ["b", "a"]
+    assert await bodies(scope_ref="ent_beta") == ["c"]
+    assert await bodies(kinds=["call_summary"]) == ["b"]
+    assert await bodies(occurred_after=t0, occurred_before=t0 + timedelta(days=2)) == ["b"]
+    assert await bodies(compressed=True) == []
+    assert await bodies(compressed=False) == ["d", "c", "b", "a"]
+
+
+async def test_pagination_is_stable_while_appending(db: TenantDb) -> None:
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    await events.append_events(
+        db, [ev(body=f"old {i}", occurred_at=t0 + timedelta(minutes=i)) for i in range(25)]
+    )
+    seen: list[str] = []
+    after = None
+    while True:
+        page = await events.list_events(db, EventFilter(), first=7, after=after)
+        seen += [e.node.body for e in page.edges]
+        # New events (newer than everything) keep arriving between pages.
+        await events.append_event(db, ev(body="new"))
+        if not page.has_next_page:
+            break
+        after = page.end_cursor
+    assert seen[: seen.index("old 24") + 1] == seen[:1] + seen[1 : seen.index("old 24") + 1]
+    old = [b for b in seen if b.startswith("old")]
+    assert old == [f"old {i}" for i in reversed(range(25))]
+
+
+async def test_bad_cursors_and_page_cap(db: TenantDb) -> None:
+    for cursor in ("garbage", "W10", "WyJlbnRyaWVzIiwiYSIsImIiXQ"):
+        with pytest.raises(InvalidInput) as info:
+            await events.list_events(db, EventFilter(), first=5, after=cursor)
+        assert info.value.field == ["after"]
+    with pytest.raises(InvalidInput, match="capped at 100"):
+        await events.list_events(db, EventFilter(), first=101, after=None)
+
+
+async def test_search_events(db: TenantDb) -> None:
+    await events.append_events(
+        db,
+        [
+            ev(body="Client agreed to raise the ROAS target to 4.0"),
+            ev(body="Weekly sync, nothing notable", kind="call_summary"),
+            ev(body="ROAS dropped after the campaign change", scope_ref="ent_beta"),
+        ],
+    )
+    page = await events.list_events(
+        db, EventFilter(search="what is the ROAS target?", scope=Scope.ENTITY,
+                        scope_ref="ent_acme"), first=10, after=None,
+    )  # fmt: skip
+    assert [e.node.body for e in page.edges] == ["Client agreed to raise the ROAS target to 4.0"]
+    assert page.edges[0].score is not None and page.edges[0].score > 0
+    everywhere = await events.list_events(db, EventFilter(search="roas"), first=1, after=None)
+    assert everywhere.has_next_page
+    rest = await events.list_events(
+        db, EventFilter(search="roas"), first=5, after=everywhere.end_cursor
+    )
+    assert len(rest.edges) == 1 and rest.edges[0].node.id != everywhere.edges[0].node.id

@@ -1,0 +1,91 @@
+"""Per-tenant SQLite files: created by migrations, PRAGMAs, a bounded LRU of open files."""
+
+import os
+from pathlib import Path
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import text
+
+from app.config import Settings
+from app.deps import build
+from app.services import events
+from app.services.records import EventIn, Scope
+from app.storage import migrate
+from app.storage.control_models import ControlModel
+from app.storage.engine import read_transaction
+from app.storage.models import TenantModel
+from app.storage.tenants import TenantDatabases
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def test_each_tenant_has_its_own_file_with_pragmas(tmp_path: Path) -> None:
+    dbs = TenantDatabases(Settings(_env_file=None, data_dir=tmp_path))  # type: ignore[call-arg]
+    try:
+        for tid in ("ten_a", "ten_b"):
+            async with dbs.lease(tid) as db, read_transaction(db.engine) as conn:
+                assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
+                assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
+                assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 5000
+                assert (await conn.execute(text("PRAGMA synchronous"))).scalar() == 2  # FULL
+                version = await migrate.current_revision(conn)
+                assert version == migrate.head_revision("tenant")
+        assert sorted(p.name for p in (tmp_path / "tenants").glob("*.db")) == [
+            "ten_a.db", "ten_b.db"
+        ]  # fmt: skip
+    finally:
+        await dbs.aclose()
+
+
+async def test_lru_bounds_open_databases_and_files(tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path, tenant_cache_size=8)  # type: ignore[call-arg]
+    dbs = TenantDatabases(settings)
+    baseline = open_fds()
+    try:
+        for i in range(60):
+            async with dbs.lease(f"ten_{i:03d}") as db:
+                await events.append_event(db, EventIn(Scope.TEAM, "u1", "note", f"hello {i}"))
+            assert dbs.open_count <= 8
+        # 8 open databases x (db + wal + shm) x pool connections, never 60 tenants' worth.
+        assert open_fds() - baseline <= 8 * 3 * settings.tenant_pool_size + 8
+        # An evicted tenant reopens with its data intact.
+        async with dbs.lease("ten_000") as db:
+            page = await events.list_events(db, events.EventFilter(), first=5, after=None)
+            assert [e.node.body for e in page.edges] == ["hello 0"]
+    finally:
+        await dbs.aclose()
+
+
+async def test_a_leased_database_survives_eviction(tmp_path: Path) -> None:
+    dbs = TenantDatabases(Settings(_env_file=None, data_dir=tmp_path, tenant_cache_size=1))  # type: ignore[call-arg]
+    try:
+        async with dbs.lease("ten_held") as held:
+            async with dbs.lease("ten_other"):
+                pass  # evicts ten_held from the cache while it is leased
+            assert held.evicted
+            await events.append_event(held, EventIn(Scope.TEAM, "u1", "note", "still works"))
+    finally:
+        await dbs.aclose()
+
+
+def _diff(conn: object, metadata: object) -> list[object]:
+    ctx = MigrationContext.configure(
+        conn,  # type: ignore[arg-type]
+        opts={"include_object": lambda o, n, t, r, c: not (t == "table" and migrate.is_fts_object(n)),
+              "compare_type": True},
+    )  # fmt: skip
+    return list(compare_metadata(ctx, metadata))  # type: ignore[arg-type]
+
+
+async def test_migrations_match_the_models(tmp_path: Path) -> None:
+    container = await build(Settings(_env_file=None, data_dir=tmp_path))  # type: ignore[call-arg]
+    try:
+        async with container.tenants.lease("ten_drift") as db, db.engine.connect() as conn:
+            assert await conn.run_sync(_diff, TenantModel.metadata) == []
+        async with container.control.engine.connect() as conn:
+            assert await conn.run_sync(_diff, ControlModel.metadata) == []
+    finally:
+        await container.aclose()
