@@ -1,7 +1,8 @@
 """The HTTP edge: the Starlette app, its routes and its lifespan (which owns the Container).
 
-Routes: /healthz (no key), /graphql (GraphiQL page without a key, every operation with
-one), /graphiql-assets (no key). Everything that touches memory goes through TenantBound.
+Routes: /healthz, /openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
+without a key, every operation with one); the REST routes under /memory (app/edge/rest.py).
+Everything that touches memory goes through TenantBound.
 """
 
 import contextlib
@@ -21,9 +22,12 @@ from app.edge.auth import TenantBound
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES, BodyLimit
-from app.graphql.schema import schema
+from app.edge.openapi import openapi_route
+from app.edge.rest import rest_routes
+from app.graphql.schema import build_schema, schema
 
 log = logging.getLogger(__name__)
+
 
 def create_app(settings: Settings | None = None, container: Container | None = None) -> Starlette:
     """The ASGI app. Give a built `container` (tests) or `settings` (built in lifespan)."""
@@ -44,19 +48,25 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 await holder.pop("c").aclose()
 
     page = HTMLResponse(graphiql_html()) if settings.graphiql else None
+    gql_schema = schema if settings.introspection else build_schema(introspection=False)
 
     class GraphQLEndpoint:
         """The GraphiQL page for a browser without a key; every operation via TenantBound."""
 
         bound: BodyLimit | None = None
+        container: Container | None = None
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             if page is not None and is_graphiql_page(scope):
                 await page(scope, receive, send)
                 return
-            if self.bound is None:  # the container exists once lifespan has started
-                c = holder["c"]
-                self.bound = BodyLimit(TenantBound(GraphQLView(schema, c), c), MAX_BODY_BYTES)
+            # The container exists once lifespan has started, and is a new one when the
+            # lifespan restarts (test clients do that): never serve a closed one.
+            c = holder["c"]
+            if self.bound is None or c is not self.container:
+                self.container = c
+                view = GraphQLView(gql_schema, c)
+                self.bound = BodyLimit(TenantBound(view, c), MAX_BODY_BYTES)
             await self.bound(scope, receive, send)
 
     async def healthz(_: Request) -> JSONResponse:
@@ -65,6 +75,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/graphql", GraphQLEndpoint(), methods=["GET", "POST"]),
+        *rest_routes(lambda: holder["c"]),
+        openapi_route(),
     ]
     if settings.graphiql:
         routes += graphiql_routes(settings.assets_dir)

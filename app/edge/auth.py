@@ -5,15 +5,19 @@ Wraps an ASGI app so that it only ever runs with a verified tenant's database le
 GraphQL or REST work. The tenant is never read from the request body or query.
 """
 
-import json
+import logging
 import re
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.deps import Container
+from app.edge.limits import BodyTooLarge
+from app.edge.responses import send_json
 
+log = logging.getLogger(__name__)
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
@@ -35,31 +39,9 @@ def bearer_token(scope: Scope) -> str | None:
     return None
 
 
-async def send_json(
-    send: Send,
-    status: int,
-    body: object,
-    *,
-    content_type: str = "application/json",
-    headers: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    data = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", content_type.encode()),
-                (b"content-length", str(len(data)).encode()),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
-
-
-# How a 401 looks on each surface: GraphQL clients expect `errors`, REST problem+json.
-Unauthorized = Callable[[Send, str, str], Awaitable[None]]
+# How a 401 or 500 looks on each surface (GraphQL `errors`, REST problem+json):
+# (send, message, request id).
+ErrorWriter = Callable[[Send, str, str], Awaitable[None]]
 
 
 async def graphql_unauthorized(send: Send, message: str, request_id: str) -> None:
@@ -71,6 +53,15 @@ async def graphql_unauthorized(send: Send, message: str, request_id: str) -> Non
     )
 
 
+async def graphql_internal_error(send: Send, message: str, request_id: str) -> None:
+    await send_json(
+        send,
+        500,
+        {"errors": [{"message": message,
+                     "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id}}]},
+    )  # fmt: skip
+
+
 class TenantBound:
     """ASGI wrapper: authenticate, lease the tenant's database, then call `app`."""
 
@@ -79,12 +70,14 @@ class TenantBound:
         app: ASGIApp,
         container: Container,
         *,
-        unauthorized: Unauthorized = graphql_unauthorized,
+        unauthorized: ErrorWriter = graphql_unauthorized,
+        internal_error: ErrorWriter = graphql_internal_error,
         public: Callable[[Scope], bool] = lambda _: False,
     ) -> None:
         self.app = app
         self.container = container
         self.unauthorized = unauthorized
+        self.internal_error = internal_error
         self.public = public
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -94,6 +87,34 @@ class TenantBound:
         state = scope.setdefault("state", {})
         request_id = state.get("request_id") or request_id_of(scope)
         state["request_id"] = request_id
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = list(message.get("headers", []))
+                if not any(name == b"x-request-id" for name, _ in headers):
+                    headers.append((b"x-request-id", request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self._authorised(scope, receive, send_with_id, state, request_id)
+        except BodyTooLarge:
+            raise  # BodyLimit, outside us, answers it
+        except Exception:
+            # Anything that escapes (a tenant database that cannot open, a bug) is logged
+            # with the request id and answered as JSON, never as a bare 500 page.
+            log.exception("unhandled error (request %s)", request_id,
+                          extra={"request_id": request_id})  # fmt: skip
+            if started:
+                raise
+            await self.internal_error(send_with_id, "Internal server error", request_id)
+
+    async def _authorised(
+        self, scope: Scope, receive: Receive, send: Send, state: dict[str, Any], request_id: str
+    ) -> None:
         if self.public(scope):
             await self.app(scope, receive, send)
             return

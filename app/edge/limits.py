@@ -7,15 +7,15 @@ from collections.abc import Awaitable, Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.edge.auth import send_json
+from app.edge.responses import send_json
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
-# Writes the 413 response: (send, limit in bytes).
-TooLargeWriter = Callable[[Send, int], Awaitable[None]]
+# Writes the 413 response: (scope, send, limit in bytes).
+TooLargeWriter = Callable[[Scope, Send, int], Awaitable[None]]
 
 
-async def graphql_too_large(send: Send, limit: int) -> None:
+async def graphql_too_large(scope: Scope, send: Send, limit: int) -> None:
     msg = f"request body is over the limit of {limit} bytes"
     await send_json(send, 413, {"errors": [{"message": msg, "extensions": {"code": "TOO_LARGE"}}]})
 
@@ -43,7 +43,7 @@ class BodyLimit:
             return
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self.too_large(send, self.limit)
+            await self.too_large(scope, send, self.limit)
             return
         seen = 0
         started = False
@@ -66,4 +66,4 @@ class BodyLimit:
             await self.app(scope, limited_receive, tracking_send)
         except BodyTooLarge:
             if not started:
-                await self.too_large(send, self.limit)
+                await self.too_large(scope, send, self.limit)

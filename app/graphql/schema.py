@@ -6,14 +6,22 @@ masked for the client and logged with the request id (app/edge/graphql_view.py).
 """
 
 import logging
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import MaskErrors, ParserCache, ValidationCache
+from strawberry.extensions import (
+    DisableIntrospection,
+    MaskErrors,
+    ParserCache,
+    ValidationCache,
+)
+from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
 from app.errors import JetError, JetErrors
 from app.graphql.context import Context
+from app.graphql.context_query import ContextQuery
 from app.graphql.errors import QueryError
 from app.graphql.types import (
     AppendMemoryEventInput,
@@ -233,18 +241,30 @@ class JetSchema(strawberry.Schema):
                 )
 
 
-def build_schema() -> strawberry.Schema:
-    return JetSchema(
-        query=Query,
-        mutation=Mutation,
-        extensions=[
-            lambda: ParserCache(maxsize=1024),
-            lambda: ValidationCache(maxsize=1024),
-            lambda: MaskErrors(
-                should_mask_error=_should_mask, error_message="Internal server error"
-            ),
-        ],
-    )
+class RequestIdMaskErrors(MaskErrors):
+    """Masks unexpected errors, leaving the request id so a client can quote it."""
+
+    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
+        masked = super().anonymise_error(error)
+        request_id = getattr(self.execution_context.context, "request_id", None)
+        masked.extensions = {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id}
+        return masked
+
+
+def build_schema(*, introspection: bool = True) -> strawberry.Schema:
+    # Extensions are factories: strawberry builds fresh ones per request; the parser and
+    # validation caches they wrap are module-level, so they are shared across requests.
+    extensions: list[Any] = [
+        lambda: ParserCache(maxsize=1024),
+        lambda: ValidationCache(maxsize=1024),
+        lambda: RequestIdMaskErrors(
+            should_mask_error=_should_mask, error_message="Internal server error"
+        ),
+    ]
+    if not introspection:
+        extensions.append(DisableIntrospection)
+    query = merge_types("Query", (Query, ContextQuery))
+    return JetSchema(query=query, mutation=Mutation, extensions=extensions)
 
 
 schema = build_schema()

@@ -4,6 +4,7 @@ belong to. A cursor never names a tenant: it is only ever read in the caller's t
 import base64
 import binascii
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from app.errors import InvalidInput
@@ -33,4 +34,17 @@ def decode(kind: str, cursor: str, *, types: tuple[type, ...], field: str = "aft
         )
     ):
         raise InvalidInput([field], f"{field} is not a cursor of this list")
+    if any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in value[1:]):
+        raise InvalidInput([field], f"{field} is not a valid cursor")
     return value[1:]
+
+
+def decode_time(value: str, *, field: str = "after") -> datetime:
+    """A timestamp from inside a cursor (a forged one is the client's error, not ours)."""
+    try:
+        parsed = datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            raise ValueError
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise InvalidInput([field], f"{field} is not a valid cursor") from None

@@ -192,7 +192,7 @@ async def list_entries(
                 conds.append(en.c.scope_ref == flt.scope_ref)
         if after is not None:
             at, eid = cursors.decode("entries", after, types=(str, str))
-            at_dt = datetime.fromisoformat(at)
+            at_dt = cursors.decode_time(at)
             conds.append(
                 or_(en.c.updated_at < at_dt, and_(en.c.updated_at == at_dt, en.c.id < eid))
             )
@@ -210,14 +210,13 @@ async def list_entries(
     return Page(edges, has_next_page=len(entries) > first)
 
 
-def matching(match: str) -> Select[Any]:
-    """Entries matching an FTS5 expression, with `seq` and their bm25 `rank` (lower is better).
-
-    Shared by the entry search and the context loader (app/services/context.py).
+def matching(match: str, columns: Sequence[Any] = COLUMNS) -> Select[Any]:
+    """Entries matching an FTS5 expression: `columns`, `seq` and their bm25 `rank` (lower
+    is better). Shared by the entry search and the context loader (app/services/context.py).
     """
     rank = func.bm25(_fts, *BM25_WEIGHTS).label("rank")
     return (
-        select(*COLUMNS, en.c.seq, rank)
+        select(*columns, en.c.seq, rank)
         .select_from(en.join(_fts, text("memory_entries_fts.rowid = memory_entries.seq")))
         .where(text("memory_entries_fts MATCH :match").bindparams(match=match))
     )

@@ -4,7 +4,6 @@ anything else."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, func, insert, or_, select, text
@@ -171,6 +170,10 @@ async def list_events(
     validation.check_search(flt.search, "filter.search")
     if flt.scope is not None and flt.scope_ref is not None:
         validation.check_scope(flt.scope, flt.scope_ref)
+    if flt.occurred_after is not None:
+        validation.check_time(flt.occurred_after, "filter.occurredAfter")
+    if flt.occurred_before is not None:
+        validation.check_time(flt.occurred_before, "filter.occurredBefore")
 
     conds = []
     if flt.kinds:
@@ -195,7 +198,7 @@ async def list_events(
             conds.append(ev.c.scope_ref == flt.scope_ref)
         if after is not None:
             at, eid = cursors.decode("events", after, types=(str, str))
-            at_dt = datetime.fromisoformat(at)
+            at_dt = cursors.decode_time(at)
             conds.append(
                 or_(ev.c.occurred_at < at_dt, and_(ev.c.occurred_at == at_dt, ev.c.id < eid))
             )

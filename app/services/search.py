@@ -61,7 +61,7 @@ def terms(text: str) -> list[str]:
     return list(dict.fromkeys(meaningful or words))[:MAX_TERMS]
 
 
-def text_query(text: str, columns: str, *, field: str = "search") -> str:
+def text_query(text: str, columns: str, *, field: str = "search", prefix: bool = True) -> str:
     """An FTS5 expression matching any of the question's terms, stemmed or as a prefix.
 
     Every term is a quoted string, so no user input is ever read as FTS5 syntax
@@ -75,7 +75,7 @@ def text_query(text: str, columns: str, *, field: str = "search") -> str:
     for term in found:
         quoted = '"' + term.replace('"', '""') + '"'
         alternatives.append(quoted)
-        if len(term) >= MIN_PREFIX_LEN:
+        if prefix and len(term) >= MIN_PREFIX_LEN:
             alternatives.append(quoted + "*")
     return f"{columns} : ({' OR '.join(alternatives)})"
 

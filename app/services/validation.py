@@ -1,7 +1,7 @@
 """Input rules of the contract. Each failure names the field and the limit it broke."""
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from app.errors import Forbidden, InvalidInput, JetError, JetErrors, TooLarge
 from app.services import limits
@@ -56,14 +56,28 @@ def check_event(event: EventIn, *, now: datetime | None = None) -> None:
     _check_ref(event.source_ref, "sourceRef")
     _check_ref(event.idempotency_key, "idempotencyKey")
     if event.occurred_at is not None:
-        if event.occurred_at.tzinfo is None:
-            raise InvalidInput(["occurredAt"], "occurredAt must carry a time zone (e.g. ...Z)")
+        check_time(event.occurred_at, "occurredAt")
         limit = (now or utcnow()) + timedelta(hours=limits.FUTURE_SKEW_HOURS)
         if event.occurred_at > limit:
             raise InvalidInput(
                 ["occurredAt"],
                 f"occurredAt is more than {limits.FUTURE_SKEW_HOURS} hours in the future",
             )
+
+
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def check_time(value: datetime, field: str) -> None:
+    """A timestamp must carry a time zone and lie after 1970-01-01 UTC."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInput([field], f"{field} must carry a time zone (e.g. ...Z)")
+    try:
+        in_utc = value.astimezone(UTC)
+    except OverflowError:
+        in_utc = EARLIEST - timedelta(days=1)
+    if in_utc < EARLIEST:
+        raise InvalidInput([field], f"{field} must be after 1970-01-01T00:00:00Z")
 
 
 def check_batch(events: list[EventIn]) -> None:

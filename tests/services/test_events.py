@@ -1,7 +1,7 @@
 """The event log through the services, against real SQLite files."""
 
 import asyncio
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import text
@@ -238,3 +238,29 @@ async def test_search_events(db: TenantDb) -> None:
         db, EventFilter(search="roas"), first=5, after=everywhere.end_cursor
     )
     assert len(rest.edges) == 1 and rest.edges[0].node.id != everywhere.edges[0].node.id
+
+
+async def test_forged_cursor_values_and_naive_filters_are_client_errors(db: TenantDb) -> None:
+    from app.services import cursors
+
+    for forged in (
+        cursors.encode("events", ["not a time", "evt_x"]),
+        cursors.encode("events", ["2026-01-01T00:00:00", "evt_x"]),  # no time zone
+        cursors.encode("events-search", [1.0, 2**70]),
+    ):
+        for flt in (EventFilter(), EventFilter(search="roas")):
+            with pytest.raises(InvalidInput) as bad:
+                await events.list_events(db, flt, first=5, after=forged)
+            assert bad.value.field == ["after"]
+    with pytest.raises(InvalidInput) as info:
+        await events.list_events(db, EventFilter(occurred_after=datetime(2026, 1, 1)), first=5, after=None)
+    assert info.value.field == ["filter.occurredAfter"]
+
+
+@pytest.mark.parametrize(
+    "when",
+    [datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))), datetime(1969, 12, 31, tzinfo=UTC)],
+)
+async def test_occurred_at_before_1970_is_refused(db: TenantDb, when: datetime) -> None:
+    with pytest.raises(InvalidInput, match="after 1970"):
+        await events.append_event(db, ev(occurred_at=when))

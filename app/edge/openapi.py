@@ -1,0 +1,326 @@
+"""The OpenAPI 3.1 document of the REST routes, served at GET /openapi.json without a key.
+
+Schemas come from the pydantic models in app/edge/rest.py, so the document cannot drift
+from what the routes parse and answer; paths, parameters and responses are written here.
+"""
+
+import functools
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from app import __version__
+from app.edge import rest
+from app.edge.limits import MAX_BODY_BYTES
+from app.services import limits
+
+REF = "#/components/schemas/{model}"
+MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+    (rest.AppendMemoryEventInput, "validation"),
+    (rest.CreateMemoryEntryInput, "validation"),
+    (rest.UpdateMemoryEntryInput, "validation"),
+    (rest.MemoryEntryQuery, "validation"),
+    (rest.MemoryEventQuery, "validation"),
+    (rest.MemoryEvent, "serialization"),
+    (rest.MemoryEntry, "serialization"),
+    (rest.MemoryEntryItem, "serialization"),
+    (rest.MemoryEntryList, "serialization"),
+    (rest.MemoryEventList, "serialization"),
+    (rest.MemoryEventBatch, "serialization"),
+    (rest.Problem, "serialization"),
+    (rest.ProblemError, "serialization"),
+]
+QUERY_MODELS = {rest.MemoryEntryQuery, rest.MemoryEventQuery}
+
+DESCRIPTION = f"""\
+The REST surface of Jet Memory, on the same services as GraphQL (`/graphql`).
+
+- Auth: `Authorization: Bearer <API key>`; the key decides the tenant.
+- JSON in camelCase with the GraphQL field names; enum values lowercase (uppercase is
+  accepted too); timestamps ISO 8601, answered in UTC (`...Z`).
+- Lists: `{{"items": [...], "nextCursor": ...}}`; pass `nextCursor` as `cursor`.
+- Errors: `application/problem+json` (RFC 9457) with `errors: [{{field, in, code, message}}]`.
+  400: unreadable request (malformed JSON, bad query parameter or header);
+  422: a readable body breaks a rule or a limit (code INVALID, TOO_LARGE or FORBIDDEN);
+  413: the request body is over {MAX_BODY_BYTES} bytes; 415: the body is not JSON.
+- Entries: the ETag is the version (`"3"`); `If-Match` with a stale one is 412.
+- `POST /memory/events` with `Idempotency-Key`: a retry answers the original event with
+  200, the same key with a different event is 409. A JSON array appends a batch, all or
+  nothing (each item brings its own `idempotencyKey`; the header is refused with arrays).
+- Limits: event body {limits.EVENT_BODY_MAX_BYTES} bytes, entry summary
+  {limits.ENTRY_SUMMARY_MAX_BYTES} bytes, title {limits.TITLE_MAX_CHARS} characters,
+  {limits.TAGS_MAX} tags of {limits.TAG_MAX_CHARS} characters, page {limits.PAGE_MAX},
+  batch {limits.BATCH_MAX} events, search {limits.SEARCH_MAX_CHARS} characters.
+"""
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": REF.format(model=name)}
+
+
+def _json(schema: dict[str, Any], media: str = "application/json") -> dict[str, Any]:
+    return {"content": {media: {"schema": schema}}}
+
+
+def _non_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """A query parameter is absent rather than null: drop the null branch."""
+    variants = schema.get("anyOf")
+    if variants is None:
+        return schema
+    kept = [v for v in variants if v != {"type": "null"}]
+    rest_of = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+    return {**rest_of, **kept[0]} if len(kept) == 1 else {**rest_of, "anyOf": kept}
+
+
+def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's generated property titles ("Scoperef"): the names say it better."""
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    params = []
+    for name, prop in schema["properties"].items():
+        prop = dict(prop)
+        description = prop.pop("description", None)
+        param: dict[str, Any] = {"name": name, "in": "query", "schema": _non_null(prop)}
+        if description:
+            param["description"] = description
+        if param["schema"].get("type") == "array":
+            param["style"], param["explode"] = "form", True
+        params.append(param)
+    return params
+
+
+HEADERS = {
+    "ETag": {
+        "description": 'the entry\'s version as a strong ETag, e.g. "3"',
+        "schema": {"type": "string"},
+    },
+    "Location": {"description": "the new entry: /memory/{id}", "schema": {"type": "string"}},
+    "X-Request-Id": {
+        "description": "the request's id (yours, if you sent a sane X-Request-Id)",
+        "schema": {"type": "string"},
+    },
+}
+PROBLEMS = {
+    "BadRequest": "the request cannot be read: malformed JSON, a bad query parameter or header",
+    "Unauthorized": "missing, unknown or revoked API key",
+    "NotFound": "no such entry in this tenant",
+    "Conflict": "a stale expectedVersion, or an Idempotency-Key reused for another event",
+    "PreconditionFailed": "If-Match names a version the entry is no longer at",
+    "ContentTooLarge": f"the request body is over {MAX_BODY_BYTES} bytes",
+    "UnsupportedMediaType": "the body is not sent as application/json",
+    "UnprocessableContent": "the body breaks a rule or a documented limit",
+    "InternalError": "a bug; the requestId is in the log",
+}
+STATUS_PROBLEM = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    404: "NotFound",
+    409: "Conflict",
+    412: "PreconditionFailed",
+    413: "ContentTooLarge",
+    415: "UnsupportedMediaType",
+    422: "UnprocessableContent",
+    500: "InternalError",
+}
+
+
+def _responses(ok: dict[str, Any], *problems: int) -> dict[str, Any]:
+    out = dict(ok)
+    for status in sorted({401, 500, *problems}):
+        out[str(status)] = {"$ref": f"#/components/responses/{STATUS_PROBLEM[status]}"}
+    return out
+
+
+def _ok(description: str, schema: dict[str, Any], *headers: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {h: {"$ref": f"#/components/headers/{h}"} for h in ("X-Request-Id", *headers)},
+        **_json(schema),
+    }
+
+
+@functools.cache
+def openapi_document() -> dict[str, Any]:
+    """The document (built once per process)."""
+    _, top = models_json_schema(MODELS, ref_template=REF)
+    schemas: dict[str, Any] = {k: _untitled(v) for k, v in top["$defs"].items()}
+    query = {m: schemas.pop(m.__name__) for m in QUERY_MODELS}
+    entry_id = {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^mem_[0-9a-z]{26}$"},
+    }
+    if_match = {
+        "name": "If-Match",
+        "in": "header",
+        "description": 'update only if the entry is still at one of these versions, e.g. "3"',
+        "schema": {"type": "string"},
+    }
+    idempotency_key = {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "description": "makes a retry safe (a single event only; not with an array body)",
+        "schema": {"type": "string", "maxLength": limits.REF_MAX_CHARS},
+    }
+    one_or_batch = {
+        "oneOf": [
+            _ref("AppendMemoryEventInput"),
+            {
+                "type": "array",
+                "items": _ref("AppendMemoryEventInput"),
+                "minItems": 1,
+                "maxItems": limits.BATCH_MAX,
+            },
+        ]
+    }
+    event_or_batch = {"oneOf": [_ref("MemoryEvent"), _ref("MemoryEventBatch")]}
+    paths: dict[str, Any] = {
+        "/memory": {
+            "get": {
+                "operationId": "listMemoryEntries",
+                "summary": "Search curated entries",
+                "description": rest.MemoryEntryQuery.__doc__,
+                "parameters": _query_parameters(query[rest.MemoryEntryQuery]),
+                "responses": _responses(
+                    {"200": _ok("a page of entries", _ref("MemoryEntryList"))}, 400
+                ),
+            },
+            "post": {
+                "operationId": "createMemoryEntry",
+                "summary": "Create a curated entry",
+                "requestBody": {"required": True, **_json(_ref("CreateMemoryEntryInput"))},
+                "responses": _responses(
+                    {"201": _ok("created", _ref("MemoryEntry"), "Location", "ETag")},
+                    400,
+                    413,
+                    415,
+                    422,
+                ),  # fmt: skip
+            },
+        },
+        "/memory/events": {
+            "get": {
+                "operationId": "listMemoryEvents",
+                "summary": "List raw events",
+                "description": rest.MemoryEventQuery.__doc__,
+                "parameters": _query_parameters(query[rest.MemoryEventQuery]),
+                "responses": _responses(
+                    {"200": _ok("a page of events", _ref("MemoryEventList"))}, 400
+                ),
+            },
+            "post": {
+                "operationId": "appendMemoryEvents",
+                "summary": "Append a raw event, or a batch (a JSON array) all or nothing",
+                "parameters": [idempotency_key],
+                "requestBody": {"required": True, **_json(one_or_batch)},
+                "responses": _responses(
+                    {
+                        "201": _ok("appended (a batch: at least one item is new)", event_or_batch),
+                        "200": _ok(
+                            "a replay: the original event(s), as first answered", event_or_batch
+                        ),
+                    },
+                    400,
+                    409,
+                    413,
+                    415,
+                    422,
+                ),  # fmt: skip
+            },
+        },
+        "/memory/{id}": {
+            "parameters": [entry_id],
+            "get": {
+                "operationId": "getMemoryEntry",
+                "summary": "Read an entry",
+                "responses": _responses(
+                    {"200": _ok("the entry", _ref("MemoryEntry"), "ETag")}, 404
+                ),
+            },
+            "put": {
+                "operationId": "updateMemoryEntry",
+                "summary": "Update the fields given",
+                "parameters": [if_match],
+                "requestBody": {"required": True, **_json(_ref("UpdateMemoryEntryInput"))},
+                "responses": _responses(
+                    {"200": _ok("the updated entry", _ref("MemoryEntry"), "ETag")},
+                    400,
+                    404,
+                    409,
+                    412,
+                    413,
+                    415,
+                    422,
+                ),  # fmt: skip
+            },
+            "delete": {
+                "operationId": "deleteMemoryEntry",
+                "summary": "Delete an entry (a compactor entry releases the events it folded)",
+                "responses": _responses(
+                    {
+                        "204": {
+                            "description": "deleted",
+                            "headers": {
+                                "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}
+                            },
+                        }
+                    },
+                    400,
+                    404,
+                ),  # fmt: skip
+            },
+        },
+        # GET /memory/context (the context loader) is documented here once it exists.
+    }
+    problem_headers = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    responses = {
+        name: {
+            "description": description,
+            "headers": problem_headers,
+            **_json(_ref("Problem"), rest.PROBLEM_JSON),
+        }
+        for name, description in PROBLEMS.items()
+    }
+    responses["Unauthorized"]["headers"] = {
+        **problem_headers,
+        "WWW-Authenticate": {"schema": {"type": "string", "const": "Bearer"}},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Jet Memory REST API",
+            "version": __version__,
+            "description": DESCRIPTION,
+        },
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "responses": responses,
+            "headers": HEADERS,
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "an API key from `jet-memory keys create`",
+                }
+            },
+        },
+    }
+
+
+async def _serve(_: Request) -> JSONResponse:
+    return JSONResponse(openapi_document())
+
+
+def openapi_route() -> Route:
+    return Route("/openapi.json", _serve, methods=["GET"])

@@ -1,0 +1,358 @@
+"""The context loader: one scope's best memory, packed as Markdown into a token budget.
+
+Entries with a query: score = bm25 · (1 + 2·(importance−1)/4 + 5·0.5^(age_days/365)),
+then the unmatched; without a query: importance, then recency. Events: uncompressed only,
+newest first. Weights tuned by bench/tune_context.py; budget rules in docs/context.md.
+"""
+
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.errors import InvalidInput
+from app.services import entries, search, validation
+from app.services.events import COLUMNS as EVENT_COLUMNS
+from app.services.events import to_event
+from app.services.records import Entry, Event, Scope
+from app.services.tokens import cut_to_tokens, estimate_tokens
+from app.storage.engine import read_transaction
+from app.storage.models import entries_table as en
+from app.storage.models import events_table as ev
+from app.storage.tenants import TenantDb
+from app.storage.types import utcnow
+
+MIN_TOKENS = 64  # room for a section header and one item cut down to its marker
+MAX_TOKENS = 32_000
+ENTRIES_SHARE = 0.7  # entries get up to 70% first; whatever either side leaves flows over
+POOL = 200  # bm25 candidates re-scored in Python (more when the budget could hold more)
+# No rendered item (title/kind line, id, date) is smaller than this, so ranking
+# budget // MIN_ITEM_TOKENS + 1 candidates always ranks more than can be placed: a full
+# list then means "something was left out" without counting the rest.
+MIN_ITEM_TOKENS = 16
+# Texts are read a page at a time in rank order, the first page sized for items of
+# about this many tokens, so a call reads the few items that fit, not every candidate.
+TYPICAL_ITEM_TOKENS = 64
+ENTRIES_HEADER = "## Memory"
+EVENTS_HEADER = "## Recent events"
+
+T = TypeVar("T", Entry, Event)
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """score = relevance · (1 + importance·(imp−1)/4 + recency·0.5^(age_days/half_life))."""
+
+    importance: float
+    recency: float
+    half_life_days: float
+
+
+# Tuned by bench/tune_context.py on tests/fixtures/context_labelled.json (docs/context.md).
+WEIGHTS = Weights(importance=2.0, recency=5.0, half_life_days=365.0)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryContextResult:
+    markdown: str
+    tokens: int  # estimate_tokens(markdown), never above the budget asked for
+    entries: list[Entry]
+    events: list[Event]
+    truncated: bool  # something in the scope did not fit (or was cut)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """What ranking needs of an entry, read before its text."""
+
+    seq: int
+    importance: int
+    updated_at: datetime
+    # −bm25 scaled so the best match is 1.0 (the scale does not change the order);
+    # 0.0 for an entry that does not match the query.
+    relevance: float
+
+
+def score(c: Candidate, weights: Weights, now: datetime) -> float:
+    """The documented formula (module docstring); higher is better, 0 when unmatched.
+
+    Multiplying rather than adding keeps text relevance in charge: importance and recency
+    reorder the entries that match, never lift one that does not above one that does.
+    """
+    age_days = max((now - c.updated_at).total_seconds(), 0.0) / 86_400
+    recency = math.pow(0.5, age_days / weights.half_life_days)
+    importance = (c.importance - 1) / 4
+    return c.relevance * (1 + weights.importance * importance + weights.recency * recency)
+
+
+def _by_importance(c: Candidate) -> tuple[int, float, int]:
+    return (-c.importance, -c.updated_at.timestamp(), -c.seq)
+
+
+def rank(candidates: Sequence[Candidate], weights: Weights, now: datetime) -> list[Candidate]:
+    """Best first; ties (the unmatched all score 0) go to importance, then recency."""
+    return sorted(candidates, key=lambda c: (-score(c, weights, now), *_by_importance(c)))
+
+
+def scopes_of(
+    scope: Scope, scope_ref: str | None, institutional: bool
+) -> list[tuple[Scope, str | None]]:
+    pairs: list[tuple[Scope, str | None]] = [(scope, scope_ref)]
+    if institutional and scope is not Scope.INSTITUTIONAL:
+        pairs.append((Scope.INSTITUTIONAL, None))
+    return pairs
+
+
+def _in_scope(table: Any, scope: Scope, scope_ref: str | None) -> list[Any]:
+    ref = table.c.scope_ref.is_(None) if scope_ref is None else table.c.scope_ref == scope_ref
+    return [table.c.scope == scope.value, ref]
+
+
+# ------------------------------------------------------------------------ candidates
+
+_KEY_COLUMNS = [en.c.importance, en.c.updated_at]
+
+
+async def _top_entries(
+    conn: AsyncConnection, scopes: list[tuple[Scope, str | None]], limit: int
+) -> list[Candidate]:
+    # One query per scope, merged here: each sorts only its own scope's rows.
+    found: list[Candidate] = []
+    for scope, ref in scopes:
+        stmt = (
+            select(en.c.seq, *_KEY_COLUMNS)
+            .where(*_in_scope(en, scope, ref))
+            .order_by(en.c.importance.desc(), en.c.updated_at.desc(), en.c.seq.desc())
+            .limit(limit)
+        )
+        found.extend(
+            Candidate(r.seq, r.importance, r.updated_at, 0.0) for r in await conn.execute(stmt)
+        )
+    return sorted(found, key=_by_importance)[:limit]
+
+
+async def candidates(
+    conn: AsyncConnection,
+    *,
+    scopes: list[tuple[Scope, str | None]],
+    query: str | None,
+    limit: int,
+) -> list[Candidate]:
+    """The entries worth ranking: the best `max(POOL, limit)` by bm25, then as many of the
+    rest by importance and recency as could still be placed (relevance 0) to fill the budget.
+
+    An entry outside the bm25 pool counts as unmatched. `limit` exceeds what the budget
+    can hold, so a full pool leaves nothing for the rest to fill.
+    """
+    if query is None:
+        return await _top_entries(conn, scopes, limit)
+    match = search.match_expression(
+        search.text_query(query, search.ENTRY_TEXT_COLUMNS, field="query", prefix=False),
+        [],
+        any_of=[search.scope_token(s, r, with_ref=True) for s, r in scopes],
+    )
+    inner = entries.matching(match, _KEY_COLUMNS).subquery()
+    stmt = select(inner).order_by(inner.c.rank, inner.c.seq).limit(max(POOL, limit))
+    rows = list(await conn.execute(stmt))
+    # FTS5's bm25 is negative, better when lower; the best match of this query scores 1.
+    best = max((-r.rank for r in rows), default=0.0)
+    pool = {r.seq: Candidate(r.seq, r.importance, r.updated_at, -r.rank / best) for r in rows}
+    if len(pool) < limit:
+        for c in await _top_entries(conn, scopes, limit):
+            pool.setdefault(c.seq, c)
+    return list(pool.values())
+
+
+async def _recent_events(
+    conn: AsyncConnection, scopes: list[tuple[Scope, str | None]], limit: int
+) -> list[int]:
+    """Seqs of the newest uncompressed events, newest first (read from the index alone)."""
+    found: list[tuple[datetime, int]] = []
+    for scope, ref in scopes:
+        stmt = (
+            select(ev.c.occurred_at, ev.c.seq)
+            .where(*_in_scope(ev, scope, ref), ev.c.compressed_at.is_(None))
+            # seq, not id, breaks ties: the partial index of uncompressed events ends in it
+            # (the rowid), so SQLite walks it backwards and stops at the limit.
+            .order_by(ev.c.occurred_at.desc(), ev.c.seq.desc())
+            .limit(limit)
+        )
+        found.extend((r.occurred_at, r.seq) for r in await conn.execute(stmt))
+    found.sort(reverse=True)
+    return [seq for _, seq in found[:limit]]
+
+
+def _reader(
+    conn: AsyncConnection, table: Any, columns: Sequence[Any], to_item: Callable[[Any], T]
+) -> Callable[[Sequence[int]], Awaitable[list[T]]]:
+    """Reads full rows by seq, in the order asked, remembering them for a second pass."""
+    cache: dict[int, T] = {}
+
+    async def read(seqs: Sequence[int]) -> list[T]:
+        missing = [s for s in seqs if s not in cache]
+        if missing:
+            rows = await conn.execute(select(table.c.seq, *columns).where(table.c.seq.in_(missing)))
+            cache.update((r.seq, to_item(r)) for r in rows)
+        return [cache[s] for s in seqs]
+
+    return read
+
+
+# -------------------------------------------------------------------------- Markdown
+
+
+def _label(scope: Scope, scope_ref: str | None) -> str:
+    return scope.value if scope_ref is None else f"{scope.value}/{scope_ref}"
+
+
+def render_entry(e: Entry) -> str:
+    meta = [
+        f"`{e.id}`",
+        _label(e.scope, e.scope_ref),
+        f"updated {e.updated_at:%Y-%m-%d}",
+        f"importance {e.importance}/5",
+    ]
+    if e.tags:
+        meta.append("tags: " + ", ".join(e.tags))
+    return f"### {e.title}\n{' · '.join(meta)}\n\n{e.summary.strip()}"
+
+
+def render_event(e: Event) -> str:
+    when = f"{e.occurred_at:%Y-%m-%d %H:%M} UTC"
+    return f"### {e.kind} · {_label(e.scope, e.scope_ref)} · {when} · `{e.id}`\n\n{e.body.strip()}"
+
+
+def _marker(chars_left: int, item_id: str) -> str:
+    return f"… [truncated: {chars_left} more characters, see {item_id}]\n\n"
+
+
+def _cut(text: str, item_id: str, room: int, *, first: bool) -> str | None:
+    """`text` cut to fit `room` tokens with a visible marker, or None if not worth it.
+
+    The first item of a section is always cut rather than dropped (an agent learns it
+    exists and its id); a later one only if its first line (title or kind) still fits.
+    """
+    # Size the marker for the longest count it could show; the real one is no longer.
+    for_text = room - estimate_tokens("\n" + _marker(len(text), item_id))
+    if for_text < 0:
+        return None
+    prefix = cut_to_tokens(text, for_text)
+    space = max(prefix.rfind(" "), prefix.rfind("\n"))
+    if space > len(prefix) - 40:  # end on a word boundary when one is close
+        prefix = prefix[:space]
+    prefix = prefix.rstrip()
+    if len(prefix) < len(text.split("\n", 1)[0]):  # a broken-off title helps nobody
+        if not first:
+            return None
+        prefix = ""
+    marker = _marker(len(text) - len(prefix), item_id)
+    return f"{prefix}\n{marker}" if prefix else marker
+
+
+@dataclass(frozen=True, slots=True)
+class _Section(Generic[T]):
+    text: str
+    tokens: int  # the sum of its pieces' estimates, never below estimate_tokens(text)
+    items: list[T]  # shown, the last one possibly cut
+    complete: bool  # every candidate shown in full
+
+
+async def _pack(
+    header: str,
+    order: Sequence[int],
+    read: Callable[[Sequence[int]], Awaitable[list[T]]],
+    render: Callable[[T], str],
+    budget: int,
+) -> _Section[T]:
+    """Items in `order` under `header` until the budget runs out, read a page at a time."""
+    if not order:
+        return _Section("", 0, [], complete=True)
+    head = f"{header}\n\n"
+    pieces, used, shown = [head], estimate_tokens(head), list[T]()
+    page, start = budget // TYPICAL_ITEM_TOKENS + 1, 0
+    while start < len(order):
+        for item in await read(order[start : start + page]):
+            text = render(item)
+            piece = f"{text}\n\n"
+            cost = estimate_tokens(piece)
+            if used + cost <= budget:
+                pieces.append(piece)
+                used += cost
+                shown.append(item)
+                continue
+            # Stop at the first item that does not fit rather than skip to smaller ones:
+            # the section stays in rank order, and a cut item's marker says where it went.
+            cut = _cut(text, item.id, budget - used, first=not shown)
+            if cut is not None:
+                pieces.append(cut)
+                used += estimate_tokens(cut)
+                shown.append(item)
+            if not shown:
+                return _Section("", 0, [], complete=False)
+            return _Section("".join(pieces), used, shown, complete=False)
+        start, page = start + page, page * 2
+    return _Section("".join(pieces), used, shown, complete=True)
+
+
+# --------------------------------------------------------------------------- service
+
+
+async def load_context(
+    db: TenantDb,
+    *,
+    scope: Scope,
+    scope_ref: str | None,
+    query: str | None,
+    max_tokens: int,
+    include_institutional: bool,
+    now: datetime | None = None,
+) -> MemoryContextResult:
+    """The best memory of one scope (and the institutional one) as Markdown, in budget."""
+    validation.check_scope(scope, scope_ref)
+    if not MIN_TOKENS <= max_tokens <= MAX_TOKENS:
+        raise InvalidInput(
+            ["maxTokens"], f"maxTokens must be {MIN_TOKENS} to {MAX_TOKENS}, got {max_tokens}"
+        )
+    validation.check_search(query, "query")
+    if query is not None and not query.strip():
+        query = None  # an agent passing "" means "no query", not an error
+    scopes = scopes_of(scope, scope_ref, include_institutional)
+    now = now or utcnow()
+
+    async with read_transaction(db.engine) as conn:
+        found = await candidates(
+            conn, scopes=scopes, query=query, limit=max_tokens // MIN_ITEM_TOKENS + 1
+        )
+        ranked = [c.seq for c in (rank(found, WEIGHTS, now) if query is not None else found)]
+        read_entries = _reader(conn, en, entries.COLUMNS, entries.to_entry)
+        ent = await _pack(
+            ENTRIES_HEADER,
+            ranked,
+            read_entries,
+            render_entry,
+            math.floor(max_tokens * ENTRIES_SHARE),
+        )
+        events_budget = max_tokens - ent.tokens
+        recent = await _recent_events(conn, scopes, events_budget // MIN_ITEM_TOKENS + 1)
+        evs = await _pack(
+            EVENTS_HEADER, recent, _reader(conn, ev, EVENT_COLUMNS, to_event), render_event,
+            events_budget,
+        )  # fmt: skip
+        if not ent.complete and evs.tokens < events_budget:
+            ent = await _pack(
+                ENTRIES_HEADER, ranked, read_entries, render_entry, max_tokens - evs.tokens
+            )
+
+    markdown = ent.text + evs.text
+    markdown = markdown.rstrip("\n") + "\n" if markdown else ""
+    return MemoryContextResult(
+        markdown=markdown,
+        tokens=estimate_tokens(markdown),
+        entries=ent.items,
+        events=evs.items,
+        truncated=not (ent.complete and evs.complete),
+    )
