@@ -25,6 +25,8 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (rest.UpdateMemoryEntryInput, "validation"),
     (rest.MemoryEntryQuery, "validation"),
     (rest.MemoryEventQuery, "validation"),
+    (rest.MemoryContextQuery, "validation"),
+    (rest.MemoryContext, "serialization"),
     (rest.MemoryEvent, "serialization"),
     (rest.MemoryEntry, "serialization"),
     (rest.MemoryEntryItem, "serialization"),
@@ -34,7 +36,7 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (rest.Problem, "serialization"),
     (rest.ProblemError, "serialization"),
 ]
-QUERY_MODELS = {rest.MemoryEntryQuery, rest.MemoryEventQuery}
+QUERY_MODELS = {rest.MemoryEntryQuery, rest.MemoryEventQuery, rest.MemoryContextQuery}
 
 DESCRIPTION = f"""\
 The REST surface of Jet Memory, on the same services as GraphQL (`/graphql`).
@@ -235,6 +237,17 @@ def openapi_document() -> dict[str, Any]:
                     415,
                     422,
                 ),  # fmt: skip
+            },
+        },
+        "/memory/context": {
+            "get": {
+                "operationId": "loadMemoryContext",
+                "summary": "The context loader: memory for an agent session, in a token budget",
+                "description": rest.MemoryContextQuery.__doc__,
+                "parameters": _query_parameters(query[rest.MemoryContextQuery]),
+                "responses": _responses(
+                    {"200": _ok("the packed context", _ref("MemoryContext"))}, 400, 422
+                ),
             },
         },
         "/memory/{id}": {

@@ -34,7 +34,7 @@ from app.edge.auth import TenantBound, request_id_of
 from app.edge.limits import MAX_BODY_BYTES, BodyLimit, BodyTooLarge
 from app.edge.responses import send_json
 from app.errors import ErrorCode, JetError, JetErrors
-from app.services import entries, events, limits
+from app.services import context, entries, events, limits
 from app.services.records import (
     Edge,
     Entry,
@@ -222,6 +222,28 @@ class MemoryEventQuery(_Query):
     cursor: str | None = Field(default=None, description="nextCursor of the previous page")
 
 
+class MemoryContextQuery(_Query):
+    """GET /memory/context: the context loader, curated entries plus uncompressed recent
+    events packed into Markdown within maxTokens."""
+
+    repeatable = frozenset[str]()
+
+    scope: ScopeIn
+    scope_ref: str | None = None
+    query: str | None = _limit(
+        maxLength=limits.SEARCH_MAX_CHARS, description="rank entries by relevance to this"
+    )
+    max_tokens: int = Field(
+        default=2000,
+        ge=context.MIN_TOKENS,
+        le=context.MAX_TOKENS,
+        description="the budget; `tokens` of the answer is never above it",
+    )
+    include_institutional: bool = Field(
+        default=True, description="also load the institutional scope's memory"
+    )
+
+
 EventBatchIn = Annotated[
     list[AppendMemoryEventInput],
     Field(json_schema_extra={"minItems": 1, "maxItems": limits.BATCH_MAX}),
@@ -302,6 +324,16 @@ class MemoryEventList(_Out):
 
 class MemoryEventBatch(_Out):
     items: list[MemoryEvent] = Field(description="in the order of the request")
+
+
+class MemoryContext(_Out):
+    """What the context loader hands an agent session."""
+
+    markdown: str = Field(description="ready to paste into a prompt")
+    tokens: int = Field(description="estimated tokens of markdown")
+    entries: list[MemoryEntry]
+    events: list[MemoryEvent] = Field(description="recent events not yet folded into a summary")
+    truncated: bool = Field(description="something relevant was left out to stay in budget")
 
 
 class ProblemError(_Out):
@@ -764,6 +796,24 @@ async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
     )
 
 
+async def memory_context(request: Request, db: TenantDb, _: Container) -> Response:
+    q = _query(request, MemoryContextQuery)
+    with _service_errors("query", {}):
+        loaded = await context.load_context(
+            db, scope=q.scope, scope_ref=q.scope_ref, query=q.query, max_tokens=q.max_tokens,
+            include_institutional=q.include_institutional,
+        )  # fmt: skip
+    return _json(
+        MemoryContext(
+            markdown=loaded.markdown,
+            tokens=loaded.tokens,
+            entries=[MemoryEntry.of(e) for e in loaded.entries],
+            events=[MemoryEvent.of(e) for e in loaded.events],
+            truncated=loaded.truncated,
+        ).model_dump(mode="json")
+    )
+
+
 async def no_route(request: Request, db: TenantDb, _: Container) -> Response:
     raise problem(404, None, "path", "NOT_FOUND", f"no route {request.url.path}")
 
@@ -839,7 +889,7 @@ def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
     return [
         Route("/memory", resource({"GET": list_entries, "POST": create_entry})),
         Route("/memory/events", resource({"GET": list_events, "POST": append_events})),
-        # GET /memory/context (the context loader) goes here, above /memory/{id}.
+        Route("/memory/context", resource({"GET": memory_context})),
         Route(
             "/memory/{id}",
             resource({"GET": get_entry, "PUT": update_entry, "DELETE": delete_entry}),

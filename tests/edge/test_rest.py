@@ -122,6 +122,7 @@ ROUTES = [
     ("DELETE", "/memory/mem_x"),
     ("GET", "/memory/events"),
     ("POST", "/memory/events"),
+    ("GET", "/memory/context"),
 ]
 
 

@@ -74,8 +74,8 @@ CREATE = """mutation($input: CreateMemoryEntryInput!) {
 
 
 async def test_entry_lifecycle(run: Any) -> None:
-    made = (await run(CREATE, input={"scope": "ENTITY", "scopeRef": "ent_acme",
-            "title": "ROAS target", "summary": "4.0 from Q3"})).data["createMemoryEntry"]  # fmt: skip
+    new = {"scope": "ENTITY", "scopeRef": "ent_acme", "title": "ROAS target", "summary": "4.0"}
+    made = (await run(CREATE, input=new)).data["createMemoryEntry"]
     entry = made["entry"]
     assert entry["importance"] == 3 and entry["source"] == "MANUAL" and entry["tags"] == []
     assert entry["sourceEvents"] == {"edges": []}
@@ -88,11 +88,19 @@ async def test_entry_lifecycle(run: Any) -> None:
       updateMemoryEntry(id: $id, input: $input) { entry { version title importance }
       errors { field code } } }"""
     r = (await run(update, id=entry["id"], input={"importance": 5, "expectedVersion": 1})).data
-    assert r["updateMemoryEntry"]["entry"] == {"version": 2, "title": "ROAS target", "importance": 5}
+    assert r["updateMemoryEntry"]["entry"] == {
+        "version": 2,
+        "title": "ROAS target",
+        "importance": 5,
+    }
     r = (await run(update, id=entry["id"], input={"title": "x", "expectedVersion": 1})).data
-    assert r["updateMemoryEntry"]["errors"] == [{"field": ["input", "expectedVersion"], "code": "CONFLICT"}]
+    assert r["updateMemoryEntry"]["errors"] == [
+        {"field": ["input", "expectedVersion"], "code": "CONFLICT"}
+    ]
     r = (await run(update, id=entry["id"], input={"importance": 9})).data
-    assert r["updateMemoryEntry"]["errors"] == [{"field": ["input", "importance"], "code": "INVALID"}]
+    assert r["updateMemoryEntry"]["errors"] == [
+        {"field": ["input", "importance"], "code": "INVALID"}
+    ]
 
     delete = "mutation($id: ID!) { deleteMemoryEntry(id: $id) { deletedId errors { code } } }"
     assert (await run(delete, id=entry["id"])).data["deleteMemoryEntry"] == {
@@ -145,8 +153,8 @@ async def test_compressed_into_and_source_events(run: Any, db: TenantDb) -> None
         await conn.execute(insert(entry_sources_table),
                            [{"entry_id": summary.id, "event_id": e, "position": i}
                             for i, e in enumerate(ids)])  # fmt: skip
-        await conn.execute(text("UPDATE memory_events SET compressed_at = :n, compressed_into = :s"),
-                           {"n": now.replace(tzinfo=None), "s": summary.id})  # fmt: skip
+        fold = text("UPDATE memory_events SET compressed_at = :n, compressed_into = :s")
+        await conn.execute(fold, {"n": now.replace(tzinfo=None), "s": summary.id})
     r = await run("""{ memoryEvents(filter: {compressed: true}) { edges { node {
         id compressedInto { id source sourceEvents(first: 2) { edges { node { id } }
         pageInfo { hasNextPage } } } } } } }""")
@@ -157,5 +165,7 @@ async def test_compressed_into_and_source_events(run: Any, db: TenantDb) -> None
         assert into["id"] == summary.id and into["source"] == "COMPACTOR"
         assert [e["node"]["id"] for e in into["sourceEvents"]["edges"]] == ids[:2]
         assert into["sourceEvents"]["pageInfo"]["hasNextPage"] is True
-    r = await run('{ memoryEntries { edges { node { sourceEvents(first: 500) { edges { cursor } } } } } }')
+    r = await run(
+        "{ memoryEntries { edges { node { sourceEvents(first: 500) { edges { cursor } } } } } }"
+    )
     assert r.errors[0].extensions["field"] == ["first"]

@@ -63,13 +63,17 @@ def test_schema_contains_the_contract() -> None:
                     continue
                 for aname, carg in getattr(cfield, "args", {}).items():
                     oarg = ofield.args.get(aname)  # type: ignore[union-attr]
-                    if oarg is None or str(oarg.type) != str(carg.type) or (
-                        oarg.default_value != carg.default_value
+                    if (
+                        oarg is None
+                        or str(oarg.type) != str(carg.type)
+                        or (oarg.default_value != carg.default_value)
                     ):
                         missing.append(f"{name}.{fname}({aname}: {carg.type})")
-                if isinstance(ctype, GraphQLInputObjectType):
-                    if ofield.default_value != cfield.default_value:  # type: ignore[union-attr]
-                        missing.append(f"{name}.{fname} default")
+                if (
+                    isinstance(ctype, GraphQLInputObjectType)
+                    and ofield.default_value != cfield.default_value  # type: ignore[union-attr]
+                ):
+                    missing.append(f"{name}.{fname} default")
     assert missing == []
 
 

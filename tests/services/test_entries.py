@@ -23,7 +23,9 @@ from app.storage.models import entry_sources_table
 from app.storage.tenants import TenantDb
 
 
-def entry(title: str = "ROAS decision", summary: str = "Acme targets ROAS 4.0.", **kw: object) -> EntryIn:
+def entry(
+    title: str = "ROAS decision", summary: str = "Acme targets ROAS 4.0.", **kw: object
+) -> EntryIn:
     base: dict[str, object] = {
         "scope": Scope.ENTITY, "scope_ref": "ent_acme", "title": title, "summary": summary,
     }  # fmt: skip
@@ -72,7 +74,9 @@ async def test_create_get_update_delete(db: TenantDb) -> None:
         (entry(tags=[f"t{i}" for i in range(limits.TAGS_MAX + 1)]), "tags", TooLarge),
     ],
 )
-async def test_invalid_entries(db: TenantDb, bad: EntryIn, field: str, error: type[JetError]) -> None:
+async def test_invalid_entries(
+    db: TenantDb, bad: EntryIn, field: str, error: type[JetError]
+) -> None:
     with pytest.raises(error) as info:
         await entries.create_entry(db, bad)
     assert info.value.field == [field]
@@ -88,7 +92,9 @@ async def test_invalid_tags_name_their_index(db: TenantDb, tag: str) -> None:
 
 async def test_deleting_a_compactor_entry_releases_its_events(db: TenantDb) -> None:
     folded = [
-        (await events.append_event(db, EventIn(Scope.ENTITY, "ent_acme", "decision", f"e{i}"))).event
+        (
+            await events.append_event(db, EventIn(Scope.ENTITY, "ent_acme", "decision", f"e{i}"))
+        ).event
         for i in range(3)
     ]
     now = datetime.now(UTC)
@@ -98,7 +104,10 @@ async def test_deleting_a_compactor_entry_releases_its_events(db: TenantDb) -> N
         )
         await conn.execute(
             insert(entry_sources_table),
-            [{"entry_id": summary.id, "event_id": e.id, "position": i} for i, e in enumerate(folded)],
+            [
+                {"entry_id": summary.id, "event_id": e.id, "position": i}
+                for i, e in enumerate(folded)
+            ],
         )
         await conn.execute(
             text("UPDATE memory_events SET compressed_at = :now, compressed_into = :id"),
@@ -119,9 +128,13 @@ async def test_deleting_a_compactor_entry_releases_its_events(db: TenantDb) -> N
 
 async def test_list_filters(db: TenantDb) -> None:
     a = await entries.create_entry(db, entry(tags=["decision", "roas"], importance=5))
-    b = await entries.create_entry(db, entry(title="Call notes", tags=["call"], source=EntrySource.CALL))
+    b = await entries.create_entry(
+        db, entry(title="Call notes", tags=["call"], source=EntrySource.CALL)
+    )
     c = await entries.create_entry(db, entry(title="Beta", scope_ref="ent_beta", tags=["decision"]))
-    d = await entries.create_entry(db, entry(title="Policy", scope=Scope.INSTITUTIONAL, scope_ref=None))
+    d = await entries.create_entry(
+        db, entry(title="Policy", scope=Scope.INSTITUTIONAL, scope_ref=None)
+    )
 
     async def ids(**kw: object) -> list[str]:
         page = await entries.list_entries(db, EntryFilter(**kw), first=20, after=None)  # type: ignore[arg-type]
@@ -157,7 +170,8 @@ async def test_entry_pagination(db: TenantDb) -> None:
 
 async def test_search_ranks_entries_matching_more_meaningful_words(db: TenantDb) -> None:
     both = await entries.create_entry(
-        db, entry("Acme ROAS decision", "Acme decided to hold ROAS at 4.0 for Q3.", tags=["decision"])
+        db,
+        entry("Acme ROAS decision", "Acme decided to hold ROAS at 4.0 for Q3.", tags=["decision"]),
     )
     one = await entries.create_entry(db, entry("Beta ROAS", "Beta's ROAS fell to 2.1."))
     await entries.create_entry(db, entry("Office move", "What did the team decide about desks?"))
@@ -165,7 +179,10 @@ async def test_search_ranks_entries_matching_more_meaningful_words(db: TenantDb)
         db, entry("Acme holiday party", "Acme staff party is on the 12th.", scope_ref="ent_other")
     )
     page = await entries.list_entries(
-        db, EntryFilter(search="What did Acme decide about ROAS last quarter?"), first=10, after=None
+        db,
+        EntryFilter(search="What did Acme decide about ROAS last quarter?"),
+        first=10,
+        after=None,
     )
     ranked = [e.node.id for e in page.edges]
     assert ranked[0] == both.id  # matches acme + decide (stemmed) + roas
@@ -173,7 +190,9 @@ async def test_search_ranks_entries_matching_more_meaningful_words(db: TenantDb)
     scores = [e.score for e in page.edges]
     assert all(s is not None and s > 0 for s in scores) and scores == sorted(scores, reverse=True)  # type: ignore[type-var]
     # A question made only of stop words still searches (with them), rather than nothing.
-    office = await entries.list_entries(db, EntryFilter(search="what did the"), first=10, after=None)
+    office = await entries.list_entries(
+        db, EntryFilter(search="what did the"), first=10, after=None
+    )
     assert office.edges[0].node.title == "Office move"
     # Prefix matching: a word cut short finds the whole word.
     prefix = await entries.list_entries(db, EntryFilter(search="holid"), first=10, after=None)
@@ -203,9 +222,22 @@ async def test_search_pagination_has_no_duplicates(db: TenantDb) -> None:
 @pytest.mark.parametrize(
     "query",
     [
-        '"unbalanced', "AND", "NEAR(acme roas, 2)", "acme AND OR NOT", "title: acme", "((((",
-        "roas*", "^acme", "😀🚀", "emoji 😀 roas", "x" * limits.SEARCH_MAX_CHARS, "{title}: x",
-        "-acme", "acme + roas", "'; DROP TABLE memory_entries; --", "\x00\x01",
+        '"unbalanced',
+        "AND",
+        "NEAR(acme roas, 2)",
+        "acme AND OR NOT",
+        "title: acme",
+        "((((",
+        "roas*",
+        "^acme",
+        "😀🚀",
+        "emoji 😀 roas",
+        "x" * limits.SEARCH_MAX_CHARS,
+        "{title}: x",
+        "-acme",
+        "acme + roas",
+        "'; DROP TABLE memory_entries; --",
+        "\x00\x01",
     ],
 )
 async def test_hostile_search_strings_never_fail_unexpectedly(db: TenantDb, query: str) -> None:
@@ -221,7 +253,9 @@ async def test_search_length_limit(db: TenantDb) -> None:
         await entries.list_entries(db, EntryFilter(search="x" * 10_000), first=5, after=None)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(query=st.text(max_size=200))
 async def test_any_search_string_gives_results_or_a_clear_error(db: TenantDb, query: str) -> None:
     try:

@@ -107,7 +107,10 @@ async def test_batch_is_all_or_nothing(db: TenantDb) -> None:
     good = [ev(body=f"event {i}") for i in range(5)]
     with pytest.raises(JetErrors) as info:
         await events.append_events(db, [*good, ev(kind="Bad Kind"), ev(scope_ref=None)])
-    assert [e.field for e in info.value.errors] == [["input", "5", "kind"], ["input", "6", "scopeRef"]]
+    assert [e.field for e in info.value.errors] == [
+        ["input", "5", "kind"],
+        ["input", "6", "scopeRef"],
+    ]
     with pytest.raises(Conflict) as conflict:
         await events.append_events(db, [*good, ev(body="other", idempotency_key="taken")])
     assert conflict.value.field == ["input", "5", "idempotencyKey"]
@@ -253,7 +256,9 @@ async def test_forged_cursor_values_and_naive_filters_are_client_errors(db: Tena
                 await events.list_events(db, flt, first=5, after=forged)
             assert bad.value.field == ["after"]
     with pytest.raises(InvalidInput) as info:
-        await events.list_events(db, EventFilter(occurred_after=datetime(2026, 1, 1)), first=5, after=None)
+        await events.list_events(
+            db, EventFilter(occurred_after=datetime(2026, 1, 1)), first=5, after=None
+        )
     assert info.value.field == ["filter.occurredAfter"]
 
 

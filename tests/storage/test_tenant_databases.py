@@ -74,8 +74,10 @@ async def test_a_leased_database_survives_eviction(tmp_path: Path) -> None:
 def _diff(conn: object, metadata: object) -> list[object]:
     ctx = MigrationContext.configure(
         conn,  # type: ignore[arg-type]
-        opts={"include_object": lambda o, n, t, r, c: not (t == "table" and migrate.is_fts_object(n)),
-              "compare_type": True},
+        opts={
+            "include_object": lambda o, n, t, r, c: not (t == "table" and migrate.is_fts_object(n)),
+            "compare_type": True,
+        },
     )  # fmt: skip
     return list(compare_metadata(ctx, metadata))  # type: ignore[arg-type]
 

@@ -1,0 +1,65 @@
+"""GET /memory/context: the context loader over REST agrees with GraphQL memoryContext."""
+
+import httpx
+from conftest import TenantFixture, make_tenant
+
+from app.deps import Container
+
+GQL = """query($scopeRef: String, $query: String, $max: Int) {
+  memoryContext(scope: ENTITY, scopeRef: $scopeRef, query: $query, maxTokens: $max) {
+    markdown tokens truncated entries { id } events { id } } }"""
+
+
+async def seed(client: httpx.AsyncClient, t: TenantFixture, word: str) -> None:
+    await client.post(
+        "/memory",
+        headers=t.headers,
+        json={
+            "scope": "entity",
+            "scopeRef": "ent_acme",
+            "title": f"{word} ROAS decision",
+            "summary": f"{word}: hold ROAS at 4.0 through Q3.",
+            "tags": ["decision"],
+            "importance": 5,
+        },
+    )
+    await client.post("/memory/events", headers=t.headers, json={
+        "scope": "entity", "scopeRef": "ent_acme", "kind": "call_summary",
+        "body": f"{word} call: client happy with the new creatives."})  # fmt: skip
+
+
+async def test_context_route_matches_graphql_and_stays_in_tenant(
+    client: httpx.AsyncClient, tenant: TenantFixture, container: Container
+) -> None:
+    other = await make_tenant(container, "other")
+    await seed(client, tenant, "Zephyr")
+    await seed(client, other, "Quokka")
+    params = {
+        "scope": "entity",
+        "scopeRef": "ent_acme",
+        "query": "ROAS target?",
+        "maxTokens": "400",
+    }
+    r = await client.get("/memory/context", params=params, headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["tokens"] <= 400 and "Zephyr" in body["markdown"] and "Quokka" not in r.text
+    assert len(body["entries"]) == 1 and len(body["events"]) == 1
+    variables = {"scopeRef": "ent_acme", "query": "ROAS target?", "max": 400}
+    g = await client.post(
+        "/graphql", headers=tenant.headers, json={"query": GQL, "variables": variables}
+    )
+    ctx = g.json()["data"]["memoryContext"]
+    assert ctx["markdown"] == body["markdown"] and ctx["tokens"] == body["tokens"]
+    assert [e["id"] for e in ctx["entries"]] == [e["id"] for e in body["entries"]]
+
+
+async def test_context_route_errors(client: httpx.AsyncClient, tenant: TenantFixture) -> None:
+    r = await client.get("/memory/context", params={"scope": "entity"}, headers=tenant.headers)
+    assert r.status_code in (400, 422) and r.headers["content-type"] == "application/problem+json"
+    assert r.json()["errors"][0]["field"] == "scopeRef"
+    r = await client.get("/memory/context", params={"scope": "entity", "scopeRef": "e",
+                         "maxTokens": "10"}, headers=tenant.headers)  # fmt: skip
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "maxTokens"
+    r = await client.get("/memory/context", params={"scope": "entity", "scopeRef": "e"})
+    assert r.status_code == 401
