@@ -10,7 +10,7 @@ ASSETS := assets/node_modules/.installed
 .PHONY: serve test lint typecheck schema migrate bench clean help
 
 help:
-	@echo "make serve  - install, migrate, create a dev tenant, run the API on embedded defaults"
+	@echo "make serve  - install, migrate, create a dev tenant, run the API and a worker (embedded Redis)"
 	@echo "make test   - install and run the whole test suite"
 	@echo "make lint   - ruff and mypy --strict"
 	@echo "make schema - regenerate schema.graphql from the code"
@@ -34,7 +34,7 @@ $(ASSETS): assets/package.json assets/package-lock.json
 serve: $(STAMP) $(ASSETS)
 	$(BIN)/jet-memory migrate
 	$(BIN)/jet-memory dev
-	$(BIN)/jet-memory serve
+	$(BIN)/jet-memory up
 
 test: $(STAMP) $(ASSETS)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

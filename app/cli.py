@@ -1,4 +1,4 @@
-"""The operator's CLI: `jet-memory serve | migrate | dev | tenants | keys | export-schema`.
+"""The operator's CLI: `jet-memory serve | up | worker | migrate | dev | tenants | keys | …`.
 
 Every command builds the same Container as the API and calls the same services.
 Secrets (API keys) are printed once, when created, and never again.
@@ -6,6 +6,7 @@ Secrets (API keys) are printed once, when created, and never again.
 
 import argparse
 import asyncio
+import getpass
 import logging
 import os
 import sys
@@ -13,12 +14,18 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from app import deps
 from app.config import Settings
 from app.deps import Container, build
-from app.errors import JetError
+from app.errors import InvalidInput, JetError
+from app.services import policies
 from app.services import tenants as tenant_service
+from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger
+from app.storage.control import TenantRow
 
 DEV_TENANT = "dev"
+GATEWAY_KEY_ENV = "JET_GATEWAY_KEY"
+log = logging.getLogger(__name__)
 
 
 def _run(settings: Settings, fn: Callable[[Container], Awaitable[int]]) -> int:
@@ -52,6 +59,22 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         proxy_headers=False,
     )
     return 0
+
+
+def cmd_worker(settings: Settings, _: argparse.Namespace) -> int:
+    from arq import run_worker
+
+    from app.worker import WorkerSettings, redis_settings_for
+
+    # The same as `arq app.worker.WorkerSettings`, with Redis from these Settings.
+    run_worker(WorkerSettings, redis_settings=redis_settings_for(settings.redis_url))
+    return 0
+
+
+def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+    from app import up
+
+    return up.run(settings, host=args.host or settings.host, port=args.port or settings.port)
 
 
 def cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
@@ -112,6 +135,106 @@ def cmd_tenants_list(settings: Settings, _: argparse.Namespace) -> int:
     return _run(settings, go)
 
 
+def _print_policy(tenant: TenantRow, policy: policies.TenantPolicy) -> None:
+    print(f"tenant {tenant.id} ({tenant.name}) policy:")
+    for line in policy.describe():  # the gateway key only ever as set/unset
+        print(f"  {line}")
+
+
+def _budget(value: str | None) -> int | None:
+    if value is None or value == "unlimited":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidInput(
+            ["budget"], f"a budget is a number of tokens or 'unlimited', not {value!r}"
+        ) from None
+
+
+def cmd_tenants_configure(settings: Settings, args: argparse.Namespace) -> int:
+    async def go(c: Container) -> int:
+        tenant = await tenant_service.resolve_tenant(c.control, args.tenant)
+        current = await policies.get_policy(c.control, tenant.id)
+        changes: dict[str, Any] = {}
+        if args.clear_gateway:
+            changes.update(gateway_url=None, gateway_key=None, models=[])
+        if args.gateway_url is not None:
+            changes["gateway_url"] = args.gateway_url
+        if args.gateway_key_prompt:
+            changes["gateway_key"] = getpass.getpass("gateway key (not echoed): ")
+        elif os.environ.get(GATEWAY_KEY_ENV):
+            changes["gateway_key"] = os.environ[GATEWAY_KEY_ENV]
+        if args.model is not None or args.fallback_model is not None:
+            first = args.model or (current.models[0] if current.models else None)
+            if first is None:
+                raise InvalidInput(["model"], "--fallback-model needs a --model to fall back from")
+            fallbacks = current.models[1:] if args.fallback_model is None else args.fallback_model
+            changes["models"] = [first, *fallbacks]
+        if args.gateway_timeout is not None:
+            changes["gateway_timeout_s"] = args.gateway_timeout
+        if args.dlp is not None:
+            changes["dlp_mode"] = args.dlp
+        if args.clear_dlp_patterns:
+            changes["dlp_patterns"] = []
+        if args.dlp_pattern is not None:
+            changes["dlp_patterns"] = args.dlp_pattern
+        for name in ("budget_daily_tokens", "budget_monthly_tokens"):
+            if getattr(args, name) is not None:
+                changes[name] = _budget(getattr(args, name))
+        policy = await policies.configure_tenant(c.control, tenant.id, **changes)
+        _print_policy(tenant, policy)
+        return 0
+
+    return _run(settings, go)
+
+
+def cmd_tenants_show(settings: Settings, args: argparse.Namespace) -> int:
+    async def go(c: Container) -> int:
+        tenant = await tenant_service.resolve_tenant(c.control, args.tenant)
+        _print_policy(tenant, await policies.get_policy(c.control, tenant.id))
+        return 0
+
+    return _run(settings, go)
+
+
+def _run_line(tenant: TenantRow, run: CompactionRunRecord) -> str:
+    dry = " (dry run)" if run.dry_run else ""
+    return (
+        f"{tenant.id} ({tenant.name}): {run.status.value}{dry}; buckets "
+        f"{run.buckets_compacted}/{run.buckets_considered} compacted, {run.buckets_skipped} "
+        f"skipped; {run.periods} entries; {run.events_compressed} events; tokens "
+        f"{run.prompt_tokens}+{run.completion_tokens}; summariser {run.summariser}; "
+        f"{len(run.problems)} problems"
+    )
+
+
+def cmd_compact(settings: Settings, args: argparse.Namespace) -> int:
+    async def go(c: Container) -> int:
+        if args.tenant:
+            tenants = [await tenant_service.resolve_tenant(c.control, args.tenant)]
+        else:
+            tenants = [t for t in await c.control.tenants() if t.status == "active"]
+        failed = False
+        for tenant in tenants:
+            try:
+                run = await deps.compact_tenant(
+                    c, tenant.id, trigger=RunTrigger.CLI, dry_run=args.dry_run
+                )
+            except Exception as exc:  # recorded on the run; the other tenants go on
+                log.exception("compaction of tenant %s failed", tenant.id)
+                print(f"{tenant.id} ({tenant.name}): failed; {type(exc).__name__}")
+                failed = True
+                continue
+            print(_run_line(tenant, run))
+            for problem in run.problems:
+                print(f"  - {problem}")
+            failed |= run.status is RunStatus.FAILED
+        return 1 if failed else 0
+
+    return _run(settings, go)
+
+
 def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
     async def go(c: Container) -> int:
         tenant = await tenant_service.resolve_tenant(c.control, args.tenant)
@@ -163,6 +286,16 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, help="port (default: JET_PORT or 8000)")
     s.set_defaults(fn=cmd_serve)
 
+    sub.add_parser("worker", help="run the arq worker (compaction cron and jobs)").set_defaults(
+        fn=cmd_worker
+    )
+    u = sub.add_parser(
+        "up", help="run Redis (embedded unless JET_REDIS_URL is set), a worker and the API"
+    )
+    u.add_argument("--host", help="API bind address (default: JET_HOST or 127.0.0.1)")
+    u.add_argument("--port", type=int, help="API port (default: JET_PORT or 8000)")
+    u.set_defaults(fn=cmd_up)
+
     sub.add_parser("migrate", help="migrate the control and every tenant database").set_defaults(
         fn=cmd_migrate
     )
@@ -173,6 +306,43 @@ def parser() -> argparse.ArgumentParser:
     tc.add_argument("name")
     tc.set_defaults(fn=cmd_tenants_create)
     t.add_parser("list", help="list tenants").set_defaults(fn=cmd_tenants_list)
+    tf = t.add_parser(
+        "configure",
+        help="set a tenant's gateway, model routing, DLP and token budgets",
+        description=f"Only the settings given change. The gateway key is read from "
+        f"${GATEWAY_KEY_ENV} or, with --gateway-key-prompt, typed in; it is stored in the "
+        "control database (a file only its owner may read, mode 0600) and never printed.",
+    )
+    tf.add_argument("tenant", help="tenant id or name")
+    tf.add_argument("--gateway-url", help="OpenAI-compatible base URL, e.g. https://gw/v1")
+    tf.add_argument(
+        "--gateway-key-prompt", action="store_true", help="type the gateway key (not echoed)"
+    )
+    tf.add_argument("--clear-gateway", action="store_true", help="back to the built-in summariser")
+    tf.add_argument("--model", help="the model asked first")
+    tf.add_argument(
+        "--fallback-model",
+        action="append",
+        metavar="MODEL",
+        help="a model to fall back to, in order (repeat; replaces the fallbacks)",
+    )
+    tf.add_argument("--gateway-timeout", type=float, metavar="SECONDS", help="per request")
+    tf.add_argument("--dlp", choices=["redact", "block", "off"], help="what DLP does on a finding")
+    tf.add_argument(
+        "--dlp-pattern",
+        action="append",
+        metavar="REGEX",
+        help="a custom DLP pattern (repeat; replaces the custom patterns)",
+    )
+    tf.add_argument("--clear-dlp-patterns", action="store_true", help="no custom DLP patterns")
+    for period in ("daily", "monthly"):
+        tf.add_argument(
+            f"--budget-{period}-tokens", metavar="N", help="a number of tokens, or 'unlimited'"
+        )
+    tf.set_defaults(fn=cmd_tenants_configure)
+    ts = t.add_parser("show", help="show a tenant's policy (the gateway key as set/unset)")
+    ts.add_argument("tenant", help="tenant id or name")
+    ts.set_defaults(fn=cmd_tenants_show)
 
     k = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="sub", required=True)
     kc = k.add_parser("create", help="issue a new API key for a tenant (id or name)")
@@ -184,6 +354,13 @@ def parser() -> argparse.ArgumentParser:
     kr = k.add_parser("revoke", help="revoke an API key by its id (key_…)")
     kr.add_argument("key_id")
     kr.set_defaults(fn=cmd_keys_revoke)
+
+    cp = sub.add_parser("compact", help="run compaction now (every active tenant by default)")
+    cp.add_argument("--tenant", help="only this tenant (id or name)")
+    cp.add_argument(
+        "--dry-run", action="store_true", help="report what would be folded; send and write nothing"
+    )
+    cp.set_defaults(fn=cmd_compact)
 
     e = sub.add_parser("export-schema", help="print the GraphQL SDL (schema.graphql)")
     e.add_argument("-o", "--output", help="write to this file instead of stdout")

@@ -63,6 +63,43 @@ class Settings(BaseSettings):
         description="Where `make assets` put GraphiQL's JS/CSS (served at /graphiql-assets).",
     )
 
+    compaction_age_days: int = Field(
+        default=90,
+        ge=0,
+        description="Events that occurred more than this many days ago may be compacted.",
+    )
+    compaction_min_events: int = Field(
+        default=3,
+        ge=1,
+        description="A scope/scopeRef bucket is compacted once it holds this many old "
+        "uncompressed events.",
+    )
+    compaction_concurrency: int = Field(
+        default=8,
+        ge=1,
+        le=256,
+        description="Buckets one compaction run summarises at once (gateway calls in "
+        "flight); as many more are read and written meanwhile.",
+    )
+    compaction_max_input_tokens: int = Field(
+        default=6000,
+        ge=600,
+        description="Most estimated prompt tokens of one summarisation request; a bigger "
+        "bucket is split into consecutive periods, one entry each.",
+    )
+    compaction_max_output_tokens: int = Field(
+        default=1200,
+        ge=100,
+        description="max_tokens of one summarisation request (and the built-in "
+        "summariser's length bound, at ~4 characters per token).",
+    )
+    compaction_stale_run_seconds: float = Field(
+        default=3600,
+        gt=0,
+        description="A run still RUNNING after this long is marked FAILED (interrupted) "
+        "when the tenant's next run starts.",
+    )
+
     @property
     def control_db_path(self) -> Path:
         return self.data_dir / "control.db"

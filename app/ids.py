@@ -1,4 +1,4 @@
-"""Opaque, prefixed, time-sortable ids ("evt_…", "mem_…", "run_…", "ten_…", "key_…")."""
+"""Opaque, prefixed, time-sortable ids ("evt_…", "mem_…", "run_…", "ten_…", "key_…", "llm_…")."""
 
 from ulid import ULID
 
@@ -7,6 +7,7 @@ ENTRY = "mem"
 RUN = "run"
 TENANT = "ten"
 API_KEY = "key"
+LLM_CALL = "llm"
 
 
 def new_id(prefix: str) -> str:

@@ -26,6 +26,9 @@ from typing import Any, Self
 
 import httpx
 
+# The one token estimator (ceil(UTF-8 bytes / 4)); re-exported for the gateway's callers.
+from app.services.tokens import estimate_tokens as estimate_tokens
+
 
 class GatewayError(Exception):
     """Base of every gateway failure. `model` and `status` describe the last attempt."""
@@ -85,15 +88,6 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str | None = None  # "length" means the answer was cut at max_tokens
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens in text, estimated as ceil(UTF-8 bytes / 4).
-
-    Counting bytes rather than characters over-estimates non-Latin scripts, which is the
-    safe side for a budget pre-check; no tokenizer dependency because models differ anyway.
-    """
-    return math.ceil(len(text.encode("utf-8")) / 4)
 
 
 def estimate_messages_tokens(messages: list[dict[str, str]]) -> int:

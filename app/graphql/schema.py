@@ -20,6 +20,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
 from app.errors import JetError, JetErrors
+from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
 from app.graphql.errors import QueryError
@@ -263,8 +264,9 @@ def build_schema(*, introspection: bool = True) -> strawberry.Schema:
     ]
     if not introspection:
         extensions.append(DisableIntrospection)
-    query = merge_types("Query", (Query, ContextQuery))
-    return JetSchema(query=query, mutation=Mutation, extensions=extensions)
+    query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
+    mutation = merge_types("Mutation", (Mutation, CompactionMutation))
+    return JetSchema(query=query, mutation=mutation, extensions=extensions)
 
 
 schema = build_schema()

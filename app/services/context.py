@@ -151,6 +151,8 @@ async def candidates(
     if query is None:
         return await _top_entries(conn, scopes, limit)
     match = search.match_expression(
+        # No prefix terms: stemming already joins word forms, and bm25 would count the
+        # documents of every word a prefix expands to (docs/context.md, "Tuning").
         search.text_query(query, search.ENTRY_TEXT_COLUMNS, field="query", prefix=False),
         [],
         any_of=[search.scope_token(s, r, with_ref=True) for s, r in scopes],
@@ -242,7 +244,7 @@ def _cut(text: str, item_id: str, room: int, *, first: bool) -> str | None:
         return None
     prefix = cut_to_tokens(text, for_text)
     space = max(prefix.rfind(" "), prefix.rfind("\n"))
-    if space > len(prefix) - 40:  # end on a word boundary when one is close
+    if space > 0 and space > len(prefix) - 40:  # end on a word boundary when one is close
         prefix = prefix[:space]
     prefix = prefix.rstrip()
     if len(prefix) < len(text.split("\n", 1)[0]):  # a broken-off title helps nobody

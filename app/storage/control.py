@@ -1,7 +1,11 @@
-"""The control database: tenants and API key hashes. No memory is ever stored here."""
+"""The control database: tenants, API key hashes and tenant policies. No memory is ever
+stored here. The file is created readable by its owner alone (0600): a policy row holds
+the tenant's gateway key, which the compactor must be able to send."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -10,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.config import Settings
 from app.storage import migrate
 from app.storage.control_models import api_keys_table as keys_t
+from app.storage.control_models import tenant_policies_table as policies_t
 from app.storage.control_models import tenants_table as tenants_t
 from app.storage.engine import read_transaction, sqlite_engine, write_transaction
 from app.storage.types import utcnow
@@ -39,6 +44,9 @@ class DuplicateName(Exception):
 class ControlDb:
     def __init__(self, settings: Settings) -> None:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        path = settings.control_db_path
+        path.touch(mode=0o600, exist_ok=True)
+        path.chmod(0o600)  # SQLite gives its -wal and -shm files the same mode
         self.engine: AsyncEngine = sqlite_engine(
             settings.control_db_path,
             synchronous="FULL",
@@ -134,6 +142,24 @@ class ControlDb:
                 )
             ).first()
             return None if r is None else (r[0], r[1], r[2])
+
+    async def policy(self, tenant_id: str) -> dict[str, Any] | None:
+        """The tenant's policy row (gateway key included: callers must never show it)."""
+        async with read_transaction(self.engine) as conn:
+            r = (
+                await conn.execute(select(policies_t).where(policies_t.c.tenant_id == tenant_id))
+            ).first()
+            return None if r is None else dict(r._mapping)
+
+    async def save_policy(self, tenant_id: str, policy: Mapping[str, Any]) -> None:
+        """Store the tenant's whole policy (every column but tenant_id and updated_at)."""
+        values = {**policy, "updated_at": utcnow()}
+        async with write_transaction(self.engine) as conn:
+            done = await conn.execute(
+                update(policies_t).where(policies_t.c.tenant_id == tenant_id).values(values)
+            )
+            if done.rowcount == 0:
+                await conn.execute(insert(policies_t).values(tenant_id=tenant_id, **values))
 
 
 def _key_cols() -> list[object]:

@@ -1,8 +1,12 @@
-"""Table models of the control database: tenants and API key hashes (never keys)."""
+"""Table models of the control database: tenants, API key hashes (never keys), policies.
+
+The one secret stored here is a tenant's gateway key (tenant_policies.gateway_key): the
+compactor must send it, so it cannot be hashed. The file is created 0600 (ControlDb).
+"""
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, Column, ForeignKey, Index, MetaData, String
+from sqlalchemy import JSON, CheckConstraint, Column, ForeignKey, Index, MetaData, String
 from sqlmodel import Field, SQLModel
 
 from app.storage.types import UTCDateTime
@@ -40,5 +44,36 @@ class ApiKey(ControlModel, table=True):
     revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
+class TenantPolicy(ControlModel, table=True):
+    """How a tenant's inference runs: gateway and model routing, DLP, token budgets.
+
+    No row means the defaults: the built-in summariser, DLP redact, no budget.
+    """
+
+    __tablename__ = "tenant_policies"
+    __table_args__ = (
+        CheckConstraint("dlp_mode IN ('redact', 'block', 'off')", name="ck_tenant_policies_dlp"),
+        CheckConstraint(
+            "coalesce(budget_daily_tokens, 0) >= 0 AND coalesce(budget_monthly_tokens, 0) >= 0",
+            name="ck_tenant_policies_budgets",
+        ),
+    )
+
+    tenant_id: str = Field(sa_column=Column(String(40), ForeignKey("tenants.id"), primary_key=True))
+    gateway_url: str | None = Field(default=None, max_length=2000)
+    # A secret: stored because it must be sent, never logged, printed or returned.
+    gateway_key: str | None = Field(default=None, max_length=500)
+    # The routing list: the first model, then its fallbacks in order.
+    models: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    gateway_timeout_s: float = 60.0
+    dlp_mode: str = Field(default="redact", max_length=8)
+    dlp_patterns: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    # NULL: unlimited.
+    budget_daily_tokens: int | None = None
+    budget_monthly_tokens: int | None = None
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+
+
 tenants_table = Tenant.__table__  # type: ignore[attr-defined]
 api_keys_table = ApiKey.__table__  # type: ignore[attr-defined]
+tenant_policies_table = TenantPolicy.__table__  # type: ignore[attr-defined]

@@ -1,4 +1,5 @@
-"""Table models of a tenant's own database: the event log, curated entries, provenance.
+"""Table models of a tenant's own database: the event log, curated entries, provenance,
+compaction runs and the LLM calls they made (the token budget is summed from those).
 
 Who uses them: the services (through Core statements on `Model.__table__`) and alembic
 (autogenerate compares migrations to this metadata). FTS5 tables and triggers live only in
@@ -115,6 +116,69 @@ class MemoryEntrySource(TenantModel, table=True):
     position: int
 
 
+class CompactionRun(TenantModel, table=True):
+    """One compaction pass over this tenant; written RUNNING first, finished at the end."""
+
+    __tablename__ = "compaction_runs"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('running', 'succeeded', 'partial', 'failed')",
+            name="ck_compaction_runs_status",
+        ),
+        CheckConstraint("trigger IN ('cron', 'cli', 'api')", name="ck_compaction_runs_trigger"),
+        Index("ix_compaction_runs_started", "started_at", "id"),
+    )
+
+    id: str = Field(sa_column=Column(String(40), primary_key=True))
+    status: str = Field(max_length=16)
+    trigger: str = Field(max_length=8)
+    dry_run: bool = False
+    started_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    cutoff: datetime = Field(sa_type=UTCDateTime)
+    buckets_considered: int = 0
+    buckets_compacted: int = 0
+    buckets_skipped: int = 0
+    periods: int = 0  # entries written (a dry run: that would be)
+    events_compressed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    budget_exceeded: bool = False
+    # One line per skipped or failed bucket: "scope scopeRef: why" (never event text).
+    problems: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    entries_created: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    summariser: str = Field(max_length=2200)  # the model(s) that answered, or builtin-extractive-v1
+
+
+class LlmCall(TenantModel, table=True):
+    """One gateway call: reserved before it is made, settled with its actual usage.
+
+    The token budget sums these per UTC day and month: a reserved row counts its
+    estimate, a settled one what the gateway reported.
+    """
+
+    __tablename__ = "llm_calls"
+    __table_args__ = (
+        CheckConstraint("status IN ('reserved', 'done', 'failed')", name="ck_llm_calls_status"),
+        Index("ix_llm_calls_created", "created_at"),
+        Index("ix_llm_calls_run", "run_id"),
+    )
+
+    id: str = Field(sa_column=Column(String(40), primary_key=True))
+    run_id: str | None = Field(
+        default=None,
+        sa_column=Column(String(40), ForeignKey("compaction_runs.id"), nullable=True),
+    )
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    model: str = Field(max_length=200)
+    status: str = Field(max_length=16)
+    estimated_tokens: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
 events_table = MemoryEvent.__table__  # type: ignore[attr-defined]
 entries_table = MemoryEntry.__table__  # type: ignore[attr-defined]
 entry_sources_table = MemoryEntrySource.__table__  # type: ignore[attr-defined]
+compaction_runs_table = CompactionRun.__table__  # type: ignore[attr-defined]
+llm_calls_table = LlmCall.__table__  # type: ignore[attr-defined]

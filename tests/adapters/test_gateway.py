@@ -1,12 +1,8 @@
 """The gateway client against a real HTTP/1.1 server on 127.0.0.1, scripted per test."""
 
-import asyncio
-import contextlib
-import json
 import socket
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import Any
 
@@ -24,103 +20,13 @@ from app.adapters.gateway import (
     estimate_messages_tokens,
     estimate_tokens,
 )
+from tests.gateway_stub import FakeGateway, Reply, Sleeps, ok
 
 KEY = "sk-test-SECRETKEY0123456789"
 PROMPT = [
     {"role": "system", "content": "Summarise."},
     {"role": "user", "content": "Priya approved $45,000 on 2024-03-12."},
 ]
-
-
-@dataclass
-class Reply:
-    status: int = 200
-    body: object = b""  # bytes as is, anything else as JSON
-    headers: dict[str, str] = field(default_factory=dict)
-    stall: bool = False  # never answer; wait until the client gives up
-
-
-@dataclass
-class Received:
-    method: str
-    path: str
-    headers: dict[str, str]
-    json: dict[str, object]
-
-
-def ok(text: str = "Acme: Q1 2024\n\n- Renewal approved.", **extra: object) -> Reply:
-    body: dict[str, object] = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "model": "upstream-name",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49},
-    }
-    body.update(extra)
-    return Reply(body=body)
-
-
-class FakeGateway:
-    """A minimal HTTP/1.1 responder: one request per connection, replies from `script`."""
-
-    def __init__(self) -> None:
-        self.script: list[Reply] = []
-        self.received: list[Received] = []
-        self.port = 0
-        self._server: asyncio.Server | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
-        for task in list(self._handlers):
-            task.cancel()
-        await asyncio.gather(*self._handlers, return_exceptions=True)
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
-        try:
-            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-            request_line, *header_lines = head.strip().split("\r\n")
-            method, path, _ = request_line.split(" ", 2)
-            headers = {}
-            for line in header_lines:
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-            body = await reader.readexactly(int(headers.get("content-length", "0")))
-            self.received.append(Received(method, path, headers, json.loads(body or b"{}")))
-            reply = self.script.pop(0) if self.script else Reply(status=599)
-            if reply.stall:
-                await reader.read()  # returns at EOF, when the client times out and hangs up
-                return
-            payload = (
-                reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
-            )
-            lines = [f"HTTP/1.1 {reply.status} X", f"Content-Length: {len(payload)}"]
-            lines += ["Connection: close", "Content-Type: application/json"]
-            lines += [f"{k}: {v}" for k, v in reply.headers.items()]
-            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
-            await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
-            self._handlers.discard(task)
 
 
 @pytest.fixture
@@ -135,14 +41,6 @@ async def fake() -> AsyncIterator[FakeGateway]:
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient() as c:
         yield c
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.calls: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.calls.append(seconds)
 
 
 def gateway(

@@ -1,0 +1,146 @@
+"""The arq worker: a 06:17 UTC cron fans out one compaction job per active tenant and day.
+
+Jobs call the same composition root and services as the API (app.deps.compact_tenant);
+nothing here touches a database directly. Run it with `jet-memory worker` or
+`arq app.worker.WorkerSettings`.
+"""
+
+import logging
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import httpx
+from arq import cron, func
+from arq.connections import ArqRedis, RedisSettings
+from arq.cron import CronJob
+from arq.typing import StartupShutdown, WorkerCoroutine
+from arq.worker import Function
+
+from app import deps
+from app.config import Settings
+from app.services.compaction import CompactionRunRecord
+
+log = logging.getLogger(__name__)
+
+DEFAULT_REDIS_URL = "redis://localhost:6379"
+# Long enough for a first run over years of history; a run cut short by it has still
+# committed the buckets it folded, and the rest waits for the next day. Keep it at most
+# compaction_stale_run_seconds (1 h by default): a run RUNNING for longer is taken for
+# dead and marked interrupted, which only holds if arq never lets a job live that long.
+JOB_TIMEOUT = timedelta(hours=1)
+# arq refuses an id while the job or its result exists: keeping the result past the end
+# of the day is what makes a second fan-out on the same day enqueue nothing.
+KEEP_RESULT = timedelta(days=2)
+# A try ends early when a worker is stopped (arq re-queues the job) or killed (another
+# worker takes the job once its in-progress key expires, JOB_TIMEOUT + 10 s later).
+MAX_TRIES = 3
+
+Ctx = dict[str, Any]
+
+
+def job_id(tenant_id: str, day: date) -> str:
+    """The id of a tenant's compaction job for one UTC day."""
+    return f"compact:{tenant_id}:{day.isoformat()}"
+
+
+def redis_settings_for(url: str | None) -> RedisSettings:
+    return RedisSettings.from_dsn(url or DEFAULT_REDIS_URL)
+
+
+async def fan_out(ctx: Ctx, *, now: datetime | None = None) -> int:
+    """Enqueue today's compaction job of every active tenant; returns how many were new."""
+    day = (now or datetime.now(UTC)).astimezone(UTC).date()
+    redis: ArqRedis = ctx["redis"]
+    tenant_ids = await deps.active_tenant_ids(ctx["container"])
+    enqueued = 0
+    for tenant_id in tenant_ids:
+        job = await redis.enqueue_job(
+            compact_tenant_job.__name__, tenant_id, day.isoformat(), _job_id=job_id(tenant_id, day)
+        )
+        enqueued += job is not None
+    log.info(
+        "compaction fan-out %s: %d active tenants, %d jobs enqueued, %d already queued or done",
+        day.isoformat(),
+        len(tenant_ids),
+        enqueued,
+        len(tenant_ids) - enqueued,
+    )
+    return enqueued
+
+
+async def compact_tenant_job(ctx: Ctx, tenant_id: str, day: str) -> dict[str, Any]:
+    """One tenant's daily compaction run; the result arq keeps is a small summary."""
+    run = await deps.compact_tenant(ctx["container"], tenant_id, trigger="cron", http=ctx["http"])
+    summary = run_summary(run)
+    log.info(
+        "compaction %s of tenant %s for %s (try %s): %s",
+        summary.get("run_id"),
+        tenant_id,
+        day,
+        ctx.get("job_try", 1),
+        " ".join(f"{k}={v}" for k, v in summary.items() if k != "run_id"),
+    )
+    return summary
+
+
+def run_summary(run: CompactionRunRecord) -> dict[str, Any]:
+    """Status and counts of a run: never its problem lines, which name scopes."""
+    return {
+        "run_id": run.id,
+        "status": run.status.value,
+        "buckets_compacted": run.buckets_compacted,
+        "buckets_skipped": run.buckets_skipped,
+        "entries": run.periods,
+        "events_compressed": run.events_compressed,
+        "tokens": run.prompt_tokens + run.completion_tokens,
+        "budget_exceeded": run.budget_exceeded,
+        "problems": len(run.problems),
+    }
+
+
+async def startup(ctx: Ctx) -> None:
+    # Tests hand in their own Settings; a deployed worker reads JET_* from the environment.
+    settings: Settings = ctx.get("settings") or Settings()
+    if not logging.getLogger().handlers:  # `arq` configures only its own loggers
+        logging.basicConfig(
+            level=settings.log_level.upper(),
+            format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        )
+    ctx["container"] = await deps.build(settings)
+    # One client for every job of this worker: connections to a tenant's gateway are
+    # reused across its buckets. Timeouts are per request, from the tenant's policy.
+    ctx["http"] = httpx.AsyncClient()
+    kw = ctx["redis"].connection_pool.connection_kwargs  # no password in what is logged
+    redis_at = kw.get("path") or f"{kw.get('host')}:{kw.get('port')}/{kw.get('db', 0)}"
+    log.info("worker ready: data dir %s, Redis %s", settings.data_dir, redis_at)
+
+
+async def shutdown(ctx: Ctx) -> None:
+    http: httpx.AsyncClient | None = ctx.pop("http", None)
+    if http is not None:
+        await http.aclose()
+    container: deps.Container | None = ctx.pop("container", None)
+    if container is not None:
+        await container.aclose()
+
+
+class WorkerSettings:
+    """What `arq app.worker.WorkerSettings` and `jet-memory worker` run."""
+
+    # Annotated as arq's WorkerSettingsBase protocol declares them (its attributes are
+    # mutable, so mypy wants the very same types).
+    functions: Sequence[WorkerCoroutine | Function] = [
+        func(compact_tenant_job, keep_result=KEEP_RESULT, timeout=JOB_TIMEOUT, max_tries=MAX_TRIES)
+    ]
+    cron_jobs: Sequence[CronJob] | None = [
+        cron(fan_out, hour=6, minute=17, second=0, unique=True, run_at_startup=False)
+    ]
+    # arq evaluates cron times in the machine's local zone unless told otherwise.
+    timezone = UTC
+    on_startup: StartupShutdown | None = startup
+    on_shutdown: StartupShutdown | None = shutdown
+    # arq reads settings from class attributes, so this one is read at import time.
+    redis_settings = redis_settings_for(Settings().redis_url)
+    # Each job already runs compaction_concurrency gateway calls at once.
+    max_jobs = 4
