@@ -60,7 +60,8 @@ class Settings(BaseSettings):
     graphiql: bool = Field(default=True, description="Serve GraphiQL at GET /graphql.")
     assets_dir: Path = Field(
         default=Path(__file__).resolve().parent.parent / "assets" / "node_modules",
-        description="Where `make assets` put GraphiQL's JS/CSS (served at /graphiql-assets).",
+        description="Where GraphiQL's JS/CSS were installed from the npm registry (`make` "
+        "does it); served at /graphiql-assets.",
     )
 
     compaction_age_days: int = Field(
