@@ -59,7 +59,7 @@ class EmbeddedRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, *, timeout: float = 10.0) -> str:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Picking a free port and handing it over races with other processes: a server
         # that lost the race exits at once ("Address already in use"), so try again.
         for _ in range(3):

@@ -13,7 +13,3 @@ LLM_CALL = "llm"
 def new_id(prefix: str) -> str:
     # ULID: 48-bit millisecond time + 80 random bits, Crockford base32, so ids sort by time.
     return f"{prefix}_{str(ULID()).lower()}"
-
-
-def has_prefix(value: str, prefix: str) -> bool:
-    return value.startswith(prefix + "_") and len(value) == len(prefix) + 27

@@ -91,6 +91,7 @@ def _luhn_ok(digits: str) -> bool:
 def _iban_ok(iban: str) -> bool:
     if not 15 <= len(iban) <= 34:
         return False
+    iban = iban.upper()  # written in lowercase it is the same account
     rearranged = iban[4:] + iban[:4]
     return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
 
@@ -109,8 +110,10 @@ _EMAIL = re.compile(
     r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)*\.[A-Za-z]{2,63}", _A
 )
 
+# International numbers: "+44 20 7946 0958", or with the "00" dialling prefix instead of "+".
 _PHONE_INTL = re.compile(
-    r"(?<![0-9A-Za-z+])\+[1-9][0-9]{0,3}+(?:[ .-]?+(?:\([0-9]{1,4}+\)|[0-9]{1,5}+))++", _A
+    r"(?<![0-9A-Za-z+])(?:\+|00)[1-9][0-9]{0,3}+(?:[ .-]?+(?:\([0-9]{1,4}+\)|[0-9]{1,5}+))++",
+    _A,
 )
 _PHONE_NANP = re.compile(
     r"(?<![0-9A-Za-z$€£+])(?:\(\d{3}\)[ ]?+|\d{3}[ .-])\d{3}[ .-]\d{4}(?![0-9A-Za-z%])", _A
@@ -122,7 +125,8 @@ _PHONE_TRUNK = re.compile(
 _DATE_START = re.compile(r"(?:\d{1,2}[ .-]\d{1,2}[ .-]\d{4}|\d{4}[ .-]\d{1,2}[ .-]\d{1,2})\b", _A)
 
 _CARD = re.compile(r"(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])", _A)
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?+[A-Z0-9]){11,30}+", _A)
+# Any case: "de89 3704 0044 0532 0130 00" is as much an account as its uppercase form.
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ ]?+[A-Za-z0-9]){11,30}+", _A)
 
 _SECRETS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}+", _A),
@@ -175,7 +179,8 @@ def _digit_count(s: str) -> int:
 
 def _phones(text: str) -> Iterable[_Span]:
     for m in _PHONE_INTL.finditer(text):
-        if 8 <= _digit_count(m.group()) <= 15 and _bounded(text, *m.span()):
+        prefix = 2 if m.group().startswith("00") else 0  # "00" is the prefix, not the number
+        if 8 <= _digit_count(m.group()) - prefix <= 15 and _bounded(text, *m.span()):
             yield m.span()
     yield from _iter_spans(_PHONE_NANP, text)
     for m in _PHONE_TRUNK.finditer(text):

@@ -9,8 +9,9 @@ Errors:
      │                           408/429/5xx after max_retries (a later run may succeed)
      ├── GatewayRejected         a 4xx other than 408/429 (bad key, bad request): not
      │                           retried; 404 alone moves on to the next model
-     └── GatewayBadAnswer        200 but not JSON, not the chat-completions shape, or
-                                 empty content: not retried (tokens were spent)
+     └── GatewayBadAnswer        200 but a body that cannot be decoded (bad content-encoding),
+                                 not JSON, not the chat-completions shape, or empty
+                                 content: not retried (tokens were spent)
 """
 
 import asyncio
@@ -197,27 +198,45 @@ class Gateway:
             "max_tokens": max_tokens,
             "temperature": temperature,
         }
+        request = self._client.build_request(
+            "POST", self._url, json=payload, headers=headers, timeout=self.config.timeout_s
+        )
+        # Streamed, so the status is known before the body is read and decoded: a body that
+        # cannot be decoded (a bad content-encoding) is then judged by the status it came with.
         try:
-            response = await self._client.post(
-                self._url,
-                json=payload,
-                headers=headers,
-                timeout=self.config.timeout_s,
-                follow_redirects=False,
-            )
+            response = await self._client.send(request, stream=True, follow_redirects=False)
         except httpx.TimeoutException:
             raise _Retryable(f"timed out after {self.config.timeout_s:g}s") from None
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             # The exception text can echo the URL, never the key or body; keep the type only.
             raise _Retryable(f"connection error ({type(exc).__name__})") from None
         status = response.status_code
+        readable = True
+        try:
+            await response.aread()
+        except httpx.TimeoutException:
+            raise _Retryable(f"timed out after {self.config.timeout_s:g}s") from None
+        except httpx.DecodingError:
+            if 200 <= status < 300:  # answered, so the tokens were spent: not retried
+                raise GatewayBadAnswer(
+                    f"model {model!r} gave an unusable answer: "
+                    "its body could not be decoded (content-encoding)",
+                    model=model,
+                    status=status,
+                ) from None
+            readable = False
+        except httpx.RequestError as exc:
+            raise _Retryable(f"connection error ({type(exc).__name__})") from None
+        finally:
+            await response.aclose()
         if status in _RETRY_STATUSES or status >= 500:
             raise _Retryable(
                 f"HTTP {status}", status=status, wait=self._retry_after(response.headers)
             )
         if not 200 <= status < 300:
+            code = _error_code(response) if readable else ""
             raise GatewayRejected(
-                f"model {model!r} was rejected: HTTP {status}{_error_code(response)}",
+                f"model {model!r} was rejected: HTTP {status}{code}",
                 model=model,
                 status=status,
             )

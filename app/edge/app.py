@@ -6,6 +6,7 @@ Everything that touches memory goes through TenantBound.
 """
 
 import contextlib
+import html
 import logging
 from collections.abc import AsyncIterator
 
@@ -48,6 +49,17 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 await holder.pop("c").aclose()
 
     page = HTMLResponse(graphiql_html()) if settings.graphiql else None
+    asset_routes: list[BaseRoute] = []
+    if settings.graphiql:
+        try:
+            asset_routes = graphiql_routes(settings.assets_dir)
+        except RuntimeError as exc:
+            # No npm on this machine (or assets not installed): the API works without them.
+            log.error("GraphiQL is unavailable: %s", exc)
+            page = HTMLResponse(
+                f"<!doctype html><title>GraphiQL unavailable</title><p>{html.escape(str(exc))}",
+                status_code=503,
+            )
     gql_schema = schema if settings.introspection else build_schema(introspection=False)
 
     class GraphQLEndpoint:
@@ -79,5 +91,5 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         openapi_route(),
     ]
     if settings.graphiql:
-        routes += graphiql_routes(settings.assets_dir)
+        routes += asset_routes
     return Starlette(routes=routes, lifespan=lifespan)

@@ -25,7 +25,7 @@ def request_id_of(scope: Scope) -> str:
     """The client's X-Request-Id when it is sane, else a new one."""
     for name, value in scope.get("headers", ()):
         if name == b"x-request-id":
-            text = value.decode("latin-1")
+            text: str = value.decode("latin-1")
             if _REQUEST_ID.fullmatch(text):
                 return text
     return uuid.uuid4().hex

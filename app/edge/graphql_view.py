@@ -5,6 +5,7 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
+from starlette.types import Scope
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
@@ -40,7 +41,7 @@ class GraphQLView(GraphQL[Context, None]):
         )
 
 
-def is_graphiql_page(scope: dict[str, Any]) -> bool:
+def is_graphiql_page(scope: Scope) -> bool:
     """A browser's GET /graphql without a query is the GraphiQL page (no key needed)."""
     if scope["method"] != "GET":
         return False

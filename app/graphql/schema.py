@@ -75,146 +75,169 @@ def _event_in(i: AppendMemoryEventInput) -> EventIn:
     )  # fmt: skip
 
 
+# Resolvers are module functions passed to strawberry.field/mutation(resolver=...): the
+# decorator form with arguments (`@strawberry.field(description=...)`) is untyped for mypy.
+# Query and Mutation list their fields in contract order.
+
+
+async def resolve_memory_entries(
+    info: CtxInfo,
+    filter: MemoryEntryFilter | None = None,
+    first: int | None = 20,
+    after: str | None = None,
+) -> MemoryEntryConnection:
+    f = filter or MemoryEntryFilter()
+    flt = EntryFilter(
+        scope=f.scope, scope_ref=f.scope_ref, tags=f.tags, search=f.search,
+        min_importance=f.min_importance, sources=f.sources,
+    )  # fmt: skip
+    try:
+        page = await entries.list_entries(
+            info.context.db, flt, first=20 if first is None else first, after=after
+        )
+    except JetError as exc:
+        raise _query_error(exc) from None
+    return MemoryEntryConnection.of(page)
+
+
+async def resolve_memory_entry(info: CtxInfo, id: strawberry.ID) -> MemoryEntry | None:
+    entry = await entries.get_entry(info.context.db, str(id))
+    return None if entry is None else MemoryEntry.of(entry)
+
+
+async def resolve_memory_events(
+    info: CtxInfo,
+    filter: MemoryEventFilter | None = None,
+    first: int | None = 50,
+    after: str | None = None,
+) -> MemoryEventConnection:
+    f = filter or MemoryEventFilter()
+    flt = EventFilter(
+        scope=f.scope, scope_ref=f.scope_ref, kinds=f.kinds,
+        occurred_after=f.occurred_after, occurred_before=f.occurred_before,
+        compressed=f.compressed, search=f.search,
+    )  # fmt: skip
+    try:
+        page = await events.list_events(
+            info.context.db, flt, first=50 if first is None else first, after=after
+        )
+    except JetError as exc:
+        raise _query_error(exc) from None
+    return MemoryEventConnection.of(page)
+
+
+async def resolve_memory_event(info: CtxInfo, id: strawberry.ID) -> MemoryEvent | None:
+    event = await events.get_event(info.context.db, str(id))
+    return None if event is None else MemoryEvent.of(event)
+
+
 @strawberry.type
 class Query:
-    @strawberry.field(
+    memory_entries: MemoryEntryConnection = strawberry.field(
+        resolver=resolve_memory_entries,
         description="without filter.search: most recently updated first; "
-        "with it: most relevant first"
+        "with it: most relevant first",
     )
-    async def memory_entries(
-        self,
-        info: CtxInfo,
-        filter: MemoryEntryFilter | None = None,
-        first: int | None = 20,
-        after: str | None = None,
-    ) -> MemoryEntryConnection:
-        f = filter or MemoryEntryFilter()
-        flt = EntryFilter(
-            scope=f.scope, scope_ref=f.scope_ref, tags=f.tags, search=f.search,
-            min_importance=f.min_importance, sources=f.sources,
-        )  # fmt: skip
-        try:
-            page = await entries.list_entries(
-                info.context.db, flt, first=20 if first is None else first, after=after
-            )
-        except JetError as exc:
-            raise _query_error(exc) from None
-        return MemoryEntryConnection.of(page)
-
-    @strawberry.field
-    async def memory_entry(self, info: CtxInfo, id: strawberry.ID) -> MemoryEntry | None:
-        entry = await entries.get_entry(info.context.db, str(id))
-        return None if entry is None else MemoryEntry.of(entry)
-
-    @strawberry.field(
-        description="newest occurredAt first (most relevant first when filter.search is given)"
+    memory_entry: MemoryEntry | None = strawberry.field(resolver=resolve_memory_entry)
+    memory_events: MemoryEventConnection = strawberry.field(
+        resolver=resolve_memory_events,
+        description="newest occurredAt first (most relevant first when filter.search is given)",
     )
-    async def memory_events(
-        self,
-        info: CtxInfo,
-        filter: MemoryEventFilter | None = None,
-        first: int | None = 50,
-        after: str | None = None,
-    ) -> MemoryEventConnection:
-        f = filter or MemoryEventFilter()
-        flt = EventFilter(
-            scope=f.scope, scope_ref=f.scope_ref, kinds=f.kinds,
-            occurred_after=f.occurred_after, occurred_before=f.occurred_before,
-            compressed=f.compressed, search=f.search,
-        )  # fmt: skip
-        try:
-            page = await events.list_events(
-                info.context.db, flt, first=50 if first is None else first, after=after
-            )
-        except JetError as exc:
-            raise _query_error(exc) from None
-        return MemoryEventConnection.of(page)
+    memory_event: MemoryEvent | None = strawberry.field(resolver=resolve_memory_event)
 
-    @strawberry.field
-    async def memory_event(self, info: CtxInfo, id: strawberry.ID) -> MemoryEvent | None:
-        event = await events.get_event(info.context.db, str(id))
-        return None if event is None else MemoryEvent.of(event)
+
+async def resolve_append_memory_event(
+    info: CtxInfo, input: AppendMemoryEventInput
+) -> AppendMemoryEventPayload:
+    ctx = info.context
+    try:
+        result = await events.append_event(
+            ctx.db, _event_in(input), max_rows=ctx.container.settings.group_commit_max_rows
+        )
+    except (JetError, JetErrors) as exc:
+        errs = exc.errors if isinstance(exc, JetErrors) else [exc]
+        return AppendMemoryEventPayload(
+            event=None, replayed=False, errors=[UserError.of(_with_input(e)) for e in errs]
+        )
+    return AppendMemoryEventPayload(
+        event=MemoryEvent.of(result.event), replayed=result.replayed, errors=[]
+    )
+
+
+async def resolve_append_memory_events(
+    info: CtxInfo, input: list[AppendMemoryEventInput]
+) -> AppendMemoryEventsPayload:
+    ctx = info.context
+    try:
+        results = await events.append_events(
+            ctx.db,
+            [_event_in(i) for i in input],
+            max_rows=ctx.container.settings.group_commit_max_rows,
+        )
+    except (JetError, JetErrors) as exc:
+        return AppendMemoryEventsPayload(events=[], errors=_user_errors(exc))
+    return AppendMemoryEventsPayload(events=[MemoryEvent.of(r.event) for r in results], errors=[])
+
+
+async def resolve_create_memory_entry(
+    info: CtxInfo, input: CreateMemoryEntryInput
+) -> MemoryEntryPayload:
+    entry_in = EntryIn(
+        scope=input.scope,
+        scope_ref=input.scope_ref,
+        title=input.title,
+        summary=input.summary,
+        tags=list(input.tags or []),
+        importance=3 if input.importance is None else input.importance,
+        source=input.source or EntrySource.MANUAL,
+    )
+    try:
+        entry = await entries.create_entry(info.context.db, entry_in)
+    except JetError as exc:
+        return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
+    return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
+
+
+async def resolve_update_memory_entry(
+    info: CtxInfo, id: strawberry.ID, input: UpdateMemoryEntryInput
+) -> MemoryEntryPayload:
+    patch = EntryPatch(
+        title=input.title, summary=input.summary, tags=input.tags,
+        importance=input.importance, expected_version=input.expected_version,
+    )  # fmt: skip
+    try:
+        entry = await entries.update_entry(info.context.db, str(id), patch)
+    except JetError as exc:
+        return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
+    return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
+
+
+async def resolve_delete_memory_entry(info: CtxInfo, id: strawberry.ID) -> DeleteMemoryEntryPayload:
+    try:
+        deleted = await entries.delete_entry(info.context.db, str(id))
+    except JetError as exc:
+        return DeleteMemoryEntryPayload(deleted_id=None, errors=[UserError.of(exc)])
+    return DeleteMemoryEntryPayload(deleted_id=strawberry.ID(deleted), errors=[])
 
 
 @strawberry.type
 class Mutation:
-    @strawberry.mutation
-    async def append_memory_event(
-        self, info: CtxInfo, input: AppendMemoryEventInput
-    ) -> AppendMemoryEventPayload:
-        ctx = info.context
-        try:
-            result = await events.append_event(
-                ctx.db, _event_in(input), max_rows=ctx.container.settings.group_commit_max_rows
-            )
-        except (JetError, JetErrors) as exc:
-            errs = exc.errors if isinstance(exc, JetErrors) else [exc]
-            return AppendMemoryEventPayload(
-                event=None, replayed=False, errors=[UserError.of(_with_input(e)) for e in errs]
-            )
-        return AppendMemoryEventPayload(
-            event=MemoryEvent.of(result.event), replayed=result.replayed, errors=[]
-        )
-
-    @strawberry.mutation(description="all-or-nothing: either every event is stored or none is")
-    async def append_memory_events(
-        self, info: CtxInfo, input: list[AppendMemoryEventInput]
-    ) -> AppendMemoryEventsPayload:
-        ctx = info.context
-        try:
-            results = await events.append_events(
-                ctx.db,
-                [_event_in(i) for i in input],
-                max_rows=ctx.container.settings.group_commit_max_rows,
-            )
-        except (JetError, JetErrors) as exc:
-            return AppendMemoryEventsPayload(events=[], errors=_user_errors(exc))
-        return AppendMemoryEventsPayload(
-            events=[MemoryEvent.of(r.event) for r in results], errors=[]
-        )
-
-    @strawberry.mutation
-    async def create_memory_entry(
-        self, info: CtxInfo, input: CreateMemoryEntryInput
-    ) -> MemoryEntryPayload:
-        entry_in = EntryIn(
-            scope=input.scope,
-            scope_ref=input.scope_ref,
-            title=input.title,
-            summary=input.summary,
-            tags=list(input.tags or []),
-            importance=3 if input.importance is None else input.importance,
-            source=input.source or EntrySource.MANUAL,
-        )
-        try:
-            entry = await entries.create_entry(info.context.db, entry_in)
-        except JetError as exc:
-            return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
-        return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
-
-    @strawberry.mutation
-    async def update_memory_entry(
-        self, info: CtxInfo, id: strawberry.ID, input: UpdateMemoryEntryInput
-    ) -> MemoryEntryPayload:
-        patch = EntryPatch(
-            title=input.title, summary=input.summary, tags=input.tags,
-            importance=input.importance, expected_version=input.expected_version,
-        )  # fmt: skip
-        try:
-            entry = await entries.update_entry(info.context.db, str(id), patch)
-        except JetError as exc:
-            return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
-        return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
-
-    @strawberry.mutation
-    async def delete_memory_entry(
-        self, info: CtxInfo, id: strawberry.ID
-    ) -> DeleteMemoryEntryPayload:
-        try:
-            deleted = await entries.delete_entry(info.context.db, str(id))
-        except JetError as exc:
-            return DeleteMemoryEntryPayload(deleted_id=None, errors=[UserError.of(exc)])
-        return DeleteMemoryEntryPayload(deleted_id=strawberry.ID(deleted), errors=[])
+    append_memory_event: AppendMemoryEventPayload = strawberry.mutation(
+        resolver=resolve_append_memory_event
+    )
+    append_memory_events: AppendMemoryEventsPayload = strawberry.mutation(
+        resolver=resolve_append_memory_events,
+        description="all-or-nothing: either every event is stored or none is",
+    )
+    create_memory_entry: MemoryEntryPayload = strawberry.mutation(
+        resolver=resolve_create_memory_entry
+    )
+    update_memory_entry: MemoryEntryPayload = strawberry.mutation(
+        resolver=resolve_update_memory_entry
+    )
+    delete_memory_entry: DeleteMemoryEntryPayload = strawberry.mutation(
+        resolver=resolve_delete_memory_entry
+    )
 
 
 def _should_mask(error: GraphQLError) -> bool:

@@ -1,4 +1,8 @@
-"""GraphQL object types, enums and inputs of the public contract (api-contract.graphql)."""
+"""GraphQL object types, enums and inputs of the public contract (api-contract.graphql).
+
+Fields with a resolver use `strawberry.field(resolver=...)`: the decorator form with
+arguments (`@strawberry.field(description=...)`) is untyped for mypy.
+"""
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Optional
@@ -38,6 +42,15 @@ class PageInfo:
     end_cursor: str | None
 
 
+async def resolve_compressed_into(
+    root: "MemoryEvent", info: Info["Context", None]
+) -> Optional["MemoryEntry"]:
+    if root.compressed_into_id is None:
+        return None
+    entry = await info.context.entry_loader.load(root.compressed_into_id)
+    return None if entry is None else MemoryEntry.of(entry)
+
+
 @strawberry.type(description="An immutable raw event in the append-only log.")
 class MemoryEvent:
     id: strawberry.ID
@@ -61,13 +74,10 @@ class MemoryEvent:
         description="set by the compactor when the event was folded into a summary"
     )
     compressed_into_id: strawberry.Private[str | None]
-
-    @strawberry.field(description="the compactor entry this event was folded into")
-    async def compressed_into(self, info: Info["Context", None]) -> Optional["MemoryEntry"]:
-        if self.compressed_into_id is None:
-            return None
-        entry = await info.context.entry_loader.load(self.compressed_into_id)
-        return None if entry is None else MemoryEntry.of(entry)
+    compressed_into: Optional["MemoryEntry"] = strawberry.field(
+        resolver=resolve_compressed_into,
+        description="the compactor entry this event was folded into",
+    )
 
     @classmethod
     def of(cls, e: Event) -> "MemoryEvent":
@@ -77,6 +87,21 @@ class MemoryEvent:
             recorded_at=e.recorded_at, compressed_at=e.compressed_at,
             compressed_into_id=e.compressed_into,
         )  # fmt: skip
+
+
+async def resolve_source_events(
+    root: "MemoryEntry",
+    info: Info["Context", None],
+    first: int | None = 50,
+    after: str | None = None,
+) -> "MemoryEventConnection":
+    try:
+        page = await entries_service.source_events(
+            info.context.db, str(root.id), first=50 if first is None else first, after=after
+        )
+    except JetError as exc:
+        raise QueryError(exc) from None
+    return MemoryEventConnection.of(page)
 
 
 @strawberry.type(description="A curated, searchable, scored memory item.")
@@ -94,18 +119,10 @@ class MemoryEntry:
     version: int = strawberry.field(
         description="increments on every update; for optimistic concurrency"
     )
-
-    @strawberry.field(description="for compactor entries: the raw events that were folded into it")
-    async def source_events(
-        self, info: Info["Context", None], first: int | None = 50, after: str | None = None
-    ) -> "MemoryEventConnection":
-        try:
-            page = await entries_service.source_events(
-                info.context.db, str(self.id), first=50 if first is None else first, after=after
-            )
-        except JetError as exc:
-            raise QueryError(exc) from None
-        return MemoryEventConnection.of(page)
+    source_events: "MemoryEventConnection" = strawberry.field(
+        resolver=resolve_source_events,
+        description="for compactor entries: the raw events that were folded into it",
+    )
 
     @classmethod
     def of(cls, e: Entry) -> "MemoryEntry":

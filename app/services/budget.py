@@ -51,10 +51,12 @@ async def check(conn: AsyncConnection, policy: TenantPolicy, *, need: int, at: d
             continue
         used = await tokens_used(conn, start, end)
         if used + need > limit:
+            # Name the setting, so whoever reads the problem line knows what to raise.
+            setting = f"jet-memory tenants configure {policy.tenant_id} --budget-{name}-tokens"
             raise BudgetExceeded(
                 [],
-                f"needs ~{need:,} tokens, {max(limit - used, 0):,} of the {name} {limit:,} "
-                "left; the model was not called",
+                f"needs ~{need:,} tokens, {name} budget {limit:,} ({setting}) has "
+                f"{max(limit - used, 0):,} left; the model was not called",
             )
 
 
@@ -90,8 +92,14 @@ async def reserve(
 
 
 async def settle(conn: AsyncConnection, calls: Sequence[str], usage: Sequence[Usage]) -> None:
-    """Settle calls[i] with usage[i]; the calls after the last usage were never made, and
-    their reservations are released."""
+    """Settle calls[i] with usage[i]; the calls after the last usage were never started,
+    and only their reservations are released.
+
+    So every call that was started needs a usage, even one stopped mid-flight (cancelled,
+    or an error the caller did not expect): the gateway may have billed it, so the caller
+    settles it `failed` at its estimate rather than let it be released here."""
+    if len(usage) > len(calls):
+        raise ValueError(f"{len(usage)} usages for {len(calls)} reserved calls")
     for call, used in zip(calls, usage, strict=False):
         await conn.execute(
             update(calls_t)

@@ -49,6 +49,7 @@ MAX_KINDS = limits.TAGS_MAX - 1
 # source: `<event n=… at=… kind= source=>`, newlines and `</event>` (77 bytes at most).
 EVENT_FRAMING_TOKENS = 20
 INTERRUPTED = "interrupted: the run never finished (its worker stopped or crashed)"
+CANCELLED = "cancelled: the run was stopped before it finished (job timeout or worker shutdown)"
 
 
 class RunStatus(StrEnum):
@@ -251,7 +252,10 @@ class _Run:
             self.considered = len(buckets)
             await self._fan_out(buckets)
         except BaseException as exc:
-            self._problem(None, f"unexpected error: {type(exc).__name__}")
+            if isinstance(exc, asyncio.CancelledError):
+                self._problem(None, CANCELLED)
+            else:
+                self._problem(None, f"unexpected error: {type(exc).__name__}")
             try:
                 await self._finish(RunStatus.FAILED)
             except Exception:  # the sweep at the next run start marks it instead
@@ -396,6 +400,11 @@ class _Run:
         except _Gone:  # another run folded it since it was listed: nothing to consider
             self.considered -= 1
             return
+        except Exception as exc:
+            # A bug or a surprise (a library error no adapter translated) fails this bucket
+            # only: the others go on. The class name alone: its text may quote event text.
+            self._problem(bucket, f"unexpected error: {type(exc).__name__}")
+            return
         self.compacted += 1
         self.periods += len(plan)
         self.events += sum(len(p.seqs) for p in plan)
@@ -517,6 +526,12 @@ class _Run:
         """Per call: its prompt's upper bound plus the most it may answer."""
         return [p.tokens + self.settings.compaction_max_output_tokens for p in plan]
 
+    def _unfinished(self, period: _Period) -> budget.Usage:
+        """A call stopped mid-flight (cancelled, or an unexpected error): the gateway may
+        have processed and billed it, so it stays charged at its estimate, as failed."""
+        max_output = self.settings.compaction_max_output_tokens
+        return budget.Usage("failed", self.summariser.name, period.tokens, max_output)
+
     async def _reserve(self, plan: list[_Period]) -> list[str]:
         """In one write transaction: check the budget, reserve one call per period."""
         if not self.summariser.remote:
@@ -579,6 +594,11 @@ class _Run:
             model = exc.model or self.summariser.name
             usage.append(budget.Usage("failed", model, exc.prompt_tokens, exc.completion_tokens))
             raise _Skip(str(exc)) from None
+        except BaseException:
+            # Cancelled (job timeout, worker shutdown) or an unexpected error mid-call: the
+            # call was made, so it is settled, never released as if it had not been.
+            usage.append(self._unfinished(period))
+            raise
         usage.append(
             budget.Usage("done", result.model, result.prompt_tokens, result.completion_tokens)
         )

@@ -48,3 +48,19 @@ def decode_time(value: str, *, field: str = "after") -> datetime:
         return parsed.astimezone(UTC)
     except (ValueError, OverflowError):
         raise InvalidInput([field], f"{field} is not a valid cursor") from None
+
+
+def decode_search(kind: str, cursor: str | None) -> tuple[int | None, int]:
+    """(high-water seq, offset) of a relevance-ordered list; (None, 0) for its first page.
+
+    Relevance lists page by offset within a snapshot: only rows with seq <= the high-water
+    mark of the first page are listed. bm25 scores move with every append (they depend on
+    the whole index), so a cursor keyed by score would skip or repeat rows; rows that
+    existed at the first page keep their relative order, so an offset over them does not.
+    """
+    if cursor is None:
+        return None, 0
+    hwm, offset = decode(kind, cursor, types=(int, int))
+    if hwm < 0 or offset < 0:
+        raise InvalidInput(["after"], "after is not a valid cursor")
+    return hwm, offset

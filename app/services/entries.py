@@ -168,7 +168,10 @@ async def list_entries(
         raise InvalidInput(["filter", "minImportance"], "minImportance must be 1 to 5")
     conds: list[Any] = []
     if flt.min_importance is not None and flt.min_importance > 1:
-        conds.append(en.c.importance >= flt.min_importance)
+        # `+ 0` keeps SQLite off ix_memory_entries_scope_rank (the context loader's): a
+        # range on importance there means sorting the scope, where walking
+        # ix_memory_entries_scope_updated in order stops at the page size.
+        conds.append(en.c.importance + 0 >= flt.min_importance)
     if flt.sources:
         conds.append(en.c.source.in_([s.value for s in flt.sources]))
     if flt.scope is None and flt.scope_ref is not None:
@@ -230,15 +233,20 @@ async def _search(
         search.text_query(flt.search, search.ENTRY_TEXT_COLUMNS, field="filter.search"),
         _filter_tokens(flt),
     )
-    inner = matching(match).where(*conds).subquery()
-    outer = select(inner)
-    if after is not None:
-        r, seq = cursors.decode("entries-search", after, types=(float, int))
-        outer = outer.where(or_(inner.c.rank > r, and_(inner.c.rank == r, inner.c.seq > seq)))
-    rows = list(await conn.execute(outer.order_by(inner.c.rank, inner.c.seq).limit(first + 1)))
+    hwm, offset = cursors.decode_search("entries-search", after)
+    if hwm is None:
+        hwm = (await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar_one()
+    stmt = (
+        matching(match)
+        .where(en.c.seq <= hwm, *conds)
+        .order_by(text("rank"), en.c.seq)
+        .offset(offset)
+        .limit(first + 1)
+    )
+    rows = list(await conn.execute(stmt))
     edges = [
-        Edge(cursors.encode("entries-search", [row.rank, row.seq]), to_entry(row), -row.rank)
-        for row in rows[:first]
+        Edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -row.rank)
+        for i, row in enumerate(rows[:first])
     ]
     return Page(edges, has_next_page=len(rows) > first)
 

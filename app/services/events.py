@@ -155,13 +155,6 @@ async def get_event(db: TenantDb, event_id: str) -> Event | None:
         return None if row is None else to_event(row)
 
 
-async def get_events(conn: AsyncConnection, event_ids: Sequence[str]) -> dict[str, Event]:
-    if not event_ids:
-        return {}
-    rows = await conn.execute(select(*COLUMNS).where(ev.c.id.in_(list(event_ids))))
-    return {row.id: to_event(row) for row in rows}
-
-
 async def list_events(
     db: TenantDb, flt: EventFilter, *, first: int, after: str | None
 ) -> Page[Event]:
@@ -233,19 +226,21 @@ async def _search_events(
     if flt.scope is None and flt.scope_ref is not None:
         conds.append(ev.c.scope_ref == flt.scope_ref)
     rank = func.bm25(_fts, 1.0, 2.0, 0.0).label("rank")
-    inner = (
+    hwm, offset = cursors.decode_search("events-search", after)
+    if hwm is None:
+        hwm = (await conn.execute(select(func.coalesce(func.max(ev.c.seq), 0)))).scalar_one()
+    stmt = (
         select(*COLUMNS, ev.c.seq, rank)
         .select_from(ev.join(_fts, text("memory_events_fts.rowid = memory_events.seq")))
-        .where(text("memory_events_fts MATCH :match").bindparams(match=match), *conds)
-        .subquery()
+        .where(text("memory_events_fts MATCH :match").bindparams(match=match))
+        .where(ev.c.seq <= hwm, *conds)
+        .order_by(text("rank"), ev.c.seq)
+        .offset(offset)
+        .limit(first + 1)
     )
-    outer = select(inner)
-    if after is not None:
-        r, seq = cursors.decode("events-search", after, types=(float, int))
-        outer = outer.where(or_(inner.c.rank > r, and_(inner.c.rank == r, inner.c.seq > seq)))
-    rows = list(await conn.execute(outer.order_by(inner.c.rank, inner.c.seq).limit(first + 1)))
+    rows = list(await conn.execute(stmt))
     edges = [
-        Edge(cursors.encode("events-search", [row.rank, row.seq]), to_event(row), -row.rank)
-        for row in rows[:first]
+        Edge(cursors.encode("events-search", [hwm, offset + i + 1]), to_event(row), -row.rank)
+        for i, row in enumerate(rows[:first])
     ]
     return Page(edges, has_next_page=len(rows) > first)

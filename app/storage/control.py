@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Column, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -43,10 +43,7 @@ class DuplicateName(Exception):
 
 class ControlDb:
     def __init__(self, settings: Settings) -> None:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        path = settings.control_db_path
-        path.touch(mode=0o600, exist_ok=True)
-        path.chmod(0o600)  # SQLite gives its -wal and -shm files the same mode
+        settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.engine: AsyncEngine = sqlite_engine(
             settings.control_db_path,
             synchronous="FULL",
@@ -162,6 +159,6 @@ class ControlDb:
                 await conn.execute(insert(policies_t).values(tenant_id=tenant_id, **values))
 
 
-def _key_cols() -> list[object]:
+def _key_cols() -> list[Column[Any]]:
     c = keys_t.c
     return [c.id, c.tenant_id, c.prefix, c.created_at, c.revoked_at]

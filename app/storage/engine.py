@@ -22,8 +22,15 @@ _BEGIN_OPTION = "jet_begin"
 def sqlite_engine(
     path: Path, *, synchronous: str, busy_timeout_ms: int, pool_size: int
 ) -> AsyncEngine:
+    # Memory is private: the file (and so its -wal and -shm, which SQLite creates with the
+    # same mode) is readable by this user alone.
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
     engine = create_async_engine(
         f"sqlite+aiosqlite:///{path}",
+        # Bound values (event bodies, key hashes, gateway keys) never reach exception
+        # messages, so no traceback or log line can carry them.
+        hide_parameters=True,
         poolclass=AsyncAdaptedQueuePool,
         pool_size=pool_size,
         max_overflow=0,

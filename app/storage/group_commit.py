@@ -37,9 +37,11 @@ class GroupCommitter(Generic[Req, Res]):
         self._apply = apply
         self._size = size
         self._max_size = max_size
-        self._queue: asyncio.Queue[tuple[Req, asyncio.Future[Res]]] = asyncio.Queue()
+        # None is the stop signal from aclose.
+        self._queue: asyncio.Queue[tuple[Req, asyncio.Future[Res]] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._current: list[tuple[Req, asyncio.Future[Res]]] = []  # the group being written
         self.groups = 0  # transactions committed: lets tests see that requests shared them
 
     async def submit(self, request: Req) -> Res:
@@ -56,10 +58,31 @@ class GroupCommitter(Generic[Req, Res]):
         """Finish what is queued, then stop."""
         self._closed = True
         if self._task is not None:
-            self._queue.put_nowait(None)  # type: ignore[arg-type]
+            self._queue.put_nowait(None)
             await self._task
 
     async def _run(self) -> None:
+        try:
+            await self._drain()
+        except BaseException as exc:
+            # The writer must never die silently: fail every request it holds or that is
+            # queued, so no caller waits forever, and let the next submit start a new one.
+            self._task = None
+            pending = list(self._current)
+            while not self._queue.empty():
+                item = self._queue.get_nowait()
+                if item is not None:
+                    pending.append(item)
+            cancelled = isinstance(exc, asyncio.CancelledError)
+            error = RuntimeError("the group-commit writer stopped") if cancelled else exc
+            for _, future in pending:
+                if not future.done():
+                    future.set_exception(error)
+            if cancelled or not isinstance(exc, Exception):
+                raise
+            log.exception("group-commit writer failed; its requests were failed")
+
+    async def _drain(self) -> None:
         while True:
             first = await self._queue.get()
             if first is None:
@@ -69,11 +92,13 @@ class GroupCommitter(Generic[Req, Res]):
             while size < self._max_size and not self._queue.empty():
                 nxt = self._queue.get_nowait()
                 if nxt is None:
-                    self._queue.put_nowait(nxt)  # type: ignore[arg-type]
+                    self._queue.put_nowait(nxt)
                     break
                 group.append(nxt)
                 size += self._size(nxt[0])
+            self._current = group
             await self._commit(group)
+            self._current = []
 
     async def _commit(self, group: list[tuple[Req, asyncio.Future[Res]]]) -> None:
         results: list[Res | BaseException]

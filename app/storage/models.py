@@ -13,9 +13,6 @@ from sqlmodel import Field, SQLModel
 
 from app.storage.types import UTCDateTime
 
-SCOPES = ("institutional", "entity", "project", "team")
-ENTRY_SOURCES = ("chat", "call", "email", "manual", "compactor")
-
 _scope_check = "scope IN ('institutional', 'entity', 'project', 'team')"
 _scope_ref_check = "(scope = 'institutional') = (scope_ref IS NULL)"
 
@@ -81,6 +78,10 @@ class MemoryEntry(TenantModel, table=True):
         ),
         Index("ix_memory_entries_updated", "updated_at", "id"),
         Index("ix_memory_entries_scope_updated", "scope", "scope_ref", "updated_at", "id"),
+        # The context loader without a query: importance, then recency, within a scope.
+        # Read backwards (every ORDER BY term DESC; seq is the rowid every index ends in),
+        # so SQLite stops at the limit instead of sorting the whole scope.
+        Index("ix_memory_entries_scope_rank", "scope", "scope_ref", "importance", "updated_at"),
     )
 
     seq: int | None = Field(default=None, primary_key=True)

@@ -48,7 +48,7 @@ class TenantDatabases:
         self._open: OrderedDict[str, TenantDb] = OrderedDict()
         self._opening: dict[str, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
-        settings.tenants_dir.mkdir(parents=True, exist_ok=True)
+        settings.tenants_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def path(self, tenant_id: str) -> Path:
         # Tenant ids are generated (ten_ + ULID), never user text: safe as a file name.

@@ -25,8 +25,8 @@ class UTCDateTime(TypeDecorator[datetime]):
             raise TypeError(f"expected datetime, got {type(value).__name__}")
         if value.tzinfo is None:
             raise ValueError("naive datetime: every timestamp must carry a time zone")
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+        utc = value.astimezone(UTC)
+        return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:

@@ -31,6 +31,9 @@ POSITIVES = [
     ("phone", "020 7946 0958"),
     ("phone", "07700 900123"),
     ("phone", "01 23 45 67 89"),
+    ("phone", "0044 20 7946 0958"),  # the "00" dialling prefix instead of "+"
+    ("phone", "0033 1 23 45 67 89"),
+    ("phone", "004915123456789"),
     ("card", "4111 1111 1111 1111"),
     ("card", "4111-1111-1111-1111"),
     ("card", "5500005555555559"),
@@ -38,6 +41,9 @@ POSITIVES = [
     ("iban", "GB82WEST12345698765432"),
     ("iban", "GB82 WEST 1234 5698 7654 32"),
     ("iban", "DE89370400440532013000"),
+    ("iban", "fr7630006000011234567890189"),  # lowercase: the same account
+    ("iban", "de89 3704 0044 0532 0130 00"),
+    ("iban", "Gb82 West 1234 5698 7654 32"),
     ("secret", "sk-proj-4f9KxQ2mZ7aB1cD3eF5gH"),
     ("secret", "sk_live_51HxYzAbCdEf0123456789"),
     ("secret", "ghp_" + "aB3dE5fG7h" * 4),
@@ -92,6 +98,10 @@ def test_private_key_block() -> None:
         "1234567812345678",
         "GB82WEST12345698765433",  # fails mod-97
         "GB83 WEST 1234 5698 7654 32",
+        "gb82west12345698765433",  # lowercase, fails mod-97
+        "gb83 west 1234 5698 7654 32",
+        "invoice 0012345 paid",  # "00" then too few digits for a phone
+        "2000-2024 and 00:30",
         "order 12345678 shipped",
         "2024-03-12 2024-03-13",  # two dates whose digits happen to be 16
         "Bearer authentication is used",

@@ -184,6 +184,46 @@ async def test_garbage_is_a_bad_answer(
     assert_safe(info.value)
 
 
+GARBLED = {"content-encoding": "gzip"}  # and a body that is not gzip at all
+
+
+async def test_an_undecodable_200_is_a_bad_answer_not_retried(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    fake.script = [Reply(body=b"\x00not gzip " + KEY.encode(), headers=GARBLED), ok()]
+    sleeps = Sleeps()
+    with pytest.raises(GatewayBadAnswer, match="could not be decoded") as info:
+        await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert len(fake.received) == 1 and sleeps.calls == []  # an answer: the tokens were spent
+    assert info.value.model == "model-a"
+    assert_safe(info.value)
+
+
+async def test_an_undecodable_error_status_is_judged_by_its_status(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    fake.script = [Reply(status=503, body=b"garbage", headers=GARBLED), ok()]
+    sleeps = Sleeps()
+    result = await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert result.model == "model-a" and len(fake.received) == 2 and len(sleeps.calls) == 1
+
+    fake.script = [Reply(status=401, body=b"garbage", headers=GARBLED), ok()]
+    with pytest.raises(GatewayRejected) as info:
+        await gateway(fake, http, Sleeps()).complete(PROMPT, max_tokens=10)
+    assert str(info.value) == "model 'model-a' was rejected: HTTP 401"
+    assert_safe(info.value)
+
+
+async def test_a_connection_dropped_mid_body_is_retried(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    # Content-Length promises more than arrives: the read fails after the status line.
+    fake.script = [Reply(body=b"{}", headers={"content-length": "500"}), ok()]
+    sleeps = Sleeps()
+    result = await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert result.text.startswith("Acme") and len(fake.received) == 2 and len(sleeps.calls) == 1
+
+
 @pytest.mark.parametrize("content", ["", "  \n "])
 async def test_empty_content_is_a_bad_answer(
     fake: FakeGateway, http: httpx.AsyncClient, content: str

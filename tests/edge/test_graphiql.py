@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,9 @@ async def graphql_page(request: Request) -> HTMLResponse:
 
 @pytest.fixture
 def client() -> TestClient:
-    assert ASSETS_DIR.is_dir(), f"{ASSETS_DIR} is missing: run `make assets`"
+    if shutil.which("npm") is None and not ASSETS_DIR.is_dir():
+        pytest.skip("npm is not installed here, so GraphiQL's assets cannot be")
+    assert ASSETS_DIR.is_dir(), f"{ASSETS_DIR} is missing: run `make test` (it runs npm ci)"
     app = Starlette(routes=[Route("/graphql", graphql_page), *graphiql_routes(ASSETS_DIR)])
     return TestClient(app)
 

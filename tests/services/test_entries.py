@@ -263,3 +263,17 @@ async def test_any_search_string_gives_results_or_a_clear_error(db: TenantDb, qu
         await events.list_events(db, EventFilter(search=query), first=5, after=None)
     except InvalidInput as exc:
         assert exc.field == ["filter.search"] and "no searchable words" in exc.message
+
+
+async def test_search_cursor_is_stable_while_entries_are_added(db: TenantDb) -> None:
+    for i in range(8):
+        await entries.create_entry(db, entry(f"ROAS note {i}", "roas " * (i + 1)))
+    page = await entries.list_entries(db, EntryFilter(search="roas"), first=4, after=None)
+    for i in range(30):
+        await entries.create_entry(db, entry(f"Other {i}", f"unrelated {i}"))
+    await entries.create_entry(db, entry("ROAS late", "roas roas"))
+    rest = await entries.list_entries(
+        db, EntryFilter(search="roas"), first=10, after=page.end_cursor
+    )
+    titles = [e.node.title for e in page.edges + rest.edges]
+    assert sorted(titles) == sorted(f"ROAS note {i}" for i in range(8))

@@ -269,3 +269,36 @@ async def test_forged_cursor_values_and_naive_filters_are_client_errors(db: Tena
 async def test_occurred_at_before_1970_is_refused(db: TenantDb, when: datetime) -> None:
     with pytest.raises(InvalidInput, match="after 1970"):
         await events.append_event(db, ev(occurred_at=when))
+
+
+async def test_search_pagination_is_stable_while_appending(db: TenantDb) -> None:
+    await events.append_events(
+        db, [ev(body=f"ROAS note {i} " + "roas " * (i % 5)) for i in range(20)]
+    )
+    first = await events.list_events(db, EventFilter(search="roas"), first=10, after=None)
+    # bm25 scores move with every append: new unrelated and matching events arrive.
+    await events.append_events(db, [ev(body=f"unrelated filler {i} words") for i in range(200)])
+    await events.append_events(db, [ev(body=f"new ROAS remark {i}") for i in range(5)])
+    second = await events.list_events(
+        db, EventFilter(search="roas"), first=50, after=first.end_cursor
+    )
+    seen = [e.node.body for e in first.edges + second.edges]
+    assert len(seen) == len(set(seen)) == 20  # none skipped, none repeated, none new
+    assert all(b.startswith("ROAS note") for b in seen)
+
+
+async def test_a_dying_writer_fails_its_requests_instead_of_hanging(
+    db: TenantDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    committer = events._committer(db, 2000)
+
+    async def broken(*_: object) -> None:
+        raise AssertionError("a bug in the writer itself")
+
+    monkeypatch.setattr(committer, "_commit", broken)
+    with pytest.raises(AssertionError):
+        await asyncio.wait_for(events.append_event(db, ev(body="lost?")), timeout=5)
+    monkeypatch.undo()
+    # The next append starts a new writer and succeeds.
+    assert not (await events.append_event(db, ev(body="after"))).replayed
+    assert await count(db) == 1
