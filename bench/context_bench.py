@@ -1,7 +1,7 @@
 """memoryContext latency at the server: one tenant with 1,000,000 events and 100,000 entries.
 
 Usage: .venv/bin/python bench/context_bench.py [--events N] [--entries N] [--calls 200]
-       [--data-dir DIR (reuses the tenant generated there)] [--rank-index]
+       [--data-dir DIR (reuses the tenant generated there)]
 Times load_context itself (the service call a request makes), p50/p95/p99; target p95 < 30 ms.
 """
 
@@ -206,14 +206,6 @@ def generate(path: Path, n_events: int, n_entries: int) -> None:
     print(f"  generated in {time.perf_counter() - started:.0f}s", flush=True)
 
 
-# Proposed in docs/context.md (not yet a migration): serves "importance, then recency"
-# from the index instead of sorting every entry of the scope.
-RANK_INDEX = (
-    "CREATE INDEX IF NOT EXISTS ix_memory_entries_scope_rank"
-    " ON memory_entries (scope, scope_ref, importance, updated_at)"
-)
-
-
 async def tenant_for(container: Container, data_dir: Path, n_events: int, n_entries: int) -> str:
     marker = data_dir / f"bench-tenant-{n_events}-{n_entries}.txt"
     if marker.exists():
@@ -235,9 +227,6 @@ async def run(args: argparse.Namespace, data_dir: Path) -> None:
     container = await build(settings)
     try:
         tenant_id = await tenant_for(container, data_dir, args.events, args.entries)
-        if args.rank_index:
-            with sqlite3.connect(container.tenants.path(tenant_id)) as conn:
-                conn.execute(RANK_INDEX)
         rng = random.Random(7)
         async with container.tenants.lease(tenant_id) as db:
             for label, query in (("without a query", False), ("with a query", True)):
@@ -277,9 +266,6 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--max-tokens", type=int, nargs="+", default=[2000, 8000])
     parser.add_argument("--data-dir", type=Path, help="keep (and reuse) the tenant here")
-    parser.add_argument(
-        "--rank-index", action="store_true", help="add the proposed importance index first"
-    )
     args = parser.parse_args()
     if args.data_dir:
         args.data_dir.mkdir(parents=True, exist_ok=True)

@@ -433,6 +433,9 @@ async def test_kill_9_mid_bucket_then_rerun_folds_each_event_once(
     # In production that retry comes JOB_TIMEOUT + 10 s later, when the dead run is past
     # compaction_stale_run_seconds (both 1 h); here it is seconds old, so shorten the latter.
     rerun_settings = settings.model_copy(update={"compaction_stale_run_seconds": 0.1})
+    # The dead run must be older than that threshold when the rerun starts; the kill and
+    # the restart can take less than 0.1 s, so wait it out rather than race it.
+    await asyncio.sleep(0.2)
     worker = await run_burst(redis_url, rerun_settings)
 
     assert (worker.jobs_complete, worker.jobs_failed) == (1, 0)
