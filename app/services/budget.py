@@ -98,8 +98,6 @@ async def settle(conn: AsyncConnection, calls: Sequence[str], usage: Sequence[Us
     So every call that was started needs a usage, even one stopped mid-flight (cancelled,
     or an error the caller did not expect): the gateway may have billed it, so the caller
     settles it `failed` at its estimate rather than let it be released here."""
-    if len(usage) > len(calls):
-        raise ValueError(f"{len(usage)} usages for {len(calls)} reserved calls")
     for call, used in zip(calls, usage, strict=False):
         await conn.execute(
             update(calls_t)

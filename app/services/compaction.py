@@ -209,7 +209,8 @@ async def run_compaction(
 ) -> CompactionRunRecord:
     """Compact one tenant now; returns the finished run (its problems say what was left).
 
-    An unexpected exception is recorded on the run as FAILED and raised.
+    An unexpected exception in a bucket is that bucket's problem line; one outside any
+    bucket (or a cancellation) is recorded on the run as FAILED and raised.
     """
     return await _Run(db, policy, summariser, settings, RunTrigger(trigger), dry_run, now).go()
 
@@ -755,7 +756,7 @@ async def list_runs(db: TenantDb, *, first: int, after: str | None) -> Page[Comp
     stmt = select(runs_t)
     if after is not None:
         at, rid = cursors.decode("runs", after, types=(str, str))
-        at_dt = datetime.fromisoformat(at)
+        at_dt = cursors.decode_time(at)
         stmt = stmt.where(
             or_(runs_t.c.started_at < at_dt, and_(runs_t.c.started_at == at_dt, runs_t.c.id < rid))
         )

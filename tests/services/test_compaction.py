@@ -18,8 +18,8 @@ from app.adapters.summariser import BUILTIN_SUMMARISER_NAME, EventText
 from app.adapters.summarisers import BuiltinSummariser, GatewaySummariser
 from app.config import Settings
 from app.deps import Container, compact_tenant
-from app.errors import NotFound
-from app.services import compaction, entries, events, limits, policies
+from app.errors import InvalidInput, NotFound
+from app.services import budget, compaction, cursors, entries, events, limits, policies
 from app.services.compaction import (
     CompactionRunRecord,
     RunStatus,
@@ -360,6 +360,64 @@ async def test_a_stall_past_the_timeout_leaves_the_bucket(
         assert (await conn.execute(text("SELECT count(*) FROM memory_entries"))).scalar() == 0
 
 
+async def test_an_undecodable_answer_fails_only_its_bucket(
+    db: TenantDb, settings: Settings, gw: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    bad = await seed(db, "ent_bad", [300, 200, 100])
+    good = await seed(db, "ent_one", [250, 240, 230])
+    good += await seed(db, "ent_two", [220, 210, 205])
+    garbled = Reply(body=b"\x1f\x8b not gzip at all", headers={"content-encoding": "gzip"})
+    gw.auto = lambda r: garbled if "ent_bad" in r.prompt else summary_of(r)
+
+    result = await run(db, via(gw, http), settings)
+
+    assert result.status is RunStatus.PARTIAL
+    assert result.problems == [
+        "entity ent_bad: model 'model-a' gave an unusable answer: "
+        "its body could not be decoded (content-encoding)"
+    ]
+    assert (result.buckets_compacted, result.buckets_skipped) == (2, 1)
+    assert await untouched(db, bad) and not await untouched(db, good)
+    assert len(gw.received) == 3  # an answer, not retried: its tokens were spent
+    calls = await llm_calls(db)
+    assert Counter(c["status"] for c in calls) == {"done": 2, "failed": 1}
+    [failed] = [c for c in calls if c["status"] == "failed"]
+    assert failed["prompt_tokens"] > 0  # charged at its prompt's estimate
+
+
+@dataclass
+class Unreliable:
+    """A remote summariser with a bug that shows for one bucket only."""
+
+    name: str = "flaky-model"
+    remote: bool = True
+
+    async def summarise(
+        self, events: list[EventText], *, scope_label: str, period_label: str, **_: Any
+    ) -> SummaryResult:
+        if "ent_bad" in scope_label:
+            raise ZeroDivisionError("Priya's $45,000")  # its text must never be recorded
+        return SummaryResult(
+            title=f"{scope_label}: {period_label}", body="- Summarised.",
+            model=self.name, prompt_tokens=100, completion_tokens=20,
+        )  # fmt: skip
+
+
+async def test_an_unexpected_error_fails_only_its_bucket(db: TenantDb, settings: Settings) -> None:
+    bad = await seed(db, "ent_bad", [300, 200, 100])
+    good = await seed(db, "ent_good", [250, 240, 230])
+    result = await run(db, Unreliable(), settings, compaction_max_output_tokens=200)
+    assert result.status is RunStatus.PARTIAL
+    assert result.problems == ["entity ent_bad: unexpected error: ZeroDivisionError"]
+    assert await untouched(db, bad) and not await untouched(db, good)
+    # The call it was making stays charged, at its estimate: it may have been billed.
+    calls = {c["status"]: c for c in await llm_calls(db)}
+    assert set(calls) == {"done", "failed"}
+    failed = calls["failed"]
+    assert failed["prompt_tokens"] + failed["completion_tokens"] == failed["estimated_tokens"]
+    assert failed["completion_tokens"] == 200
+
+
 @pytest.mark.parametrize(
     ("reply", "why", "tokens"),
     [
@@ -486,10 +544,12 @@ async def test_a_call_that_would_exceed_the_budget_is_not_made(
     )  # fmt: skip
     assert result.status is RunStatus.PARTIAL and result.budget_exceeded
     [problem] = result.problems
-    assert (
-        problem.startswith("entity ent_second: budget: needs ~")
-        and "of the daily 700 left" in problem
-    )
+    assert re.fullmatch(
+        rf"entity ent_second: budget: needs ~\d+ tokens, daily budget 700 \(jet-memory "
+        rf"tenants configure {db.tenant_id} --budget-daily-tokens\) has \d+ left; "
+        r"the model was not called",
+        problem,
+    ), problem
     assert len(gw.received) == 1 and "ent_first" in gw.received[0].prompt
     assert not await untouched(db, first) and await untouched(db, second)
     calls = await llm_calls(db)
@@ -503,7 +563,9 @@ async def test_a_call_that_would_exceed_the_budget_is_not_made(
         settings=settings.model_copy(update={"compaction_max_output_tokens": 200}),
         trigger="cron", now=NOW + timedelta(days=1),
     )  # fmt: skip
-    assert tomorrow.budget_exceeded and "of the monthly 700 left" in tomorrow.problems[0]
+    assert tomorrow.budget_exceeded
+    assert "monthly budget 700 (jet-memory tenants configure " in tomorrow.problems[0]
+    assert "--budget-monthly-tokens) has " in tomorrow.problems[0]
     assert len(gw.received) == 1
     next_month = await compaction.run_compaction(
         db, policy=replace(policy, budget_monthly_tokens=700), summariser=via(gw, http),
@@ -666,17 +728,57 @@ class Exploding:
         raise ZeroDivisionError
 
 
-async def test_an_unexpected_error_is_recorded_failed_and_raised(
+async def test_an_unexpected_error_in_every_bucket_fails_the_run(
     db: TenantDb, settings: Settings
 ) -> None:
     await seed(db, "ent_acme", [300, 200, 100])
-    with pytest.raises(ZeroDivisionError):
-        await run(db, Exploding(), settings)
+    result = await run(db, Exploding(), settings)
     page = await compaction.list_runs(db, first=1, after=None)
     [latest] = [e.node for e in page.edges]
-    assert latest.status is RunStatus.FAILED
-    assert latest.problems == ["unexpected error: ZeroDivisionError"]
+    assert latest == result and latest.status is RunStatus.FAILED
+    assert latest.problems == ["entity ent_acme: unexpected error: ZeroDivisionError"]
     assert latest.finished_at is not None
+
+
+async def test_a_cancelled_run_keeps_its_call_in_flight_charged(
+    db: TenantDb, settings: Settings, gw: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    # One bucket in several periods, every call reserved up front; the first one stalls.
+    ids = await seed(db, "ent_acme", [300 - i for i in range(30)], body="Detail " * 60)
+    gw.script = [Reply(stall=True)]
+    task = asyncio.create_task(
+        run(db, via(gw, http, timeout_s=60), settings, compaction_max_input_tokens=1000)
+    )
+    for _ in range(200):  # bounded: until the first call is at the gateway
+        if gw.received:
+            break
+        await asyncio.sleep(0.025)
+    [_] = gw.received
+    reserved = await llm_calls(db)
+    assert len(reserved) > 1 and {c["status"] for c in reserved} == {"reserved"}
+
+    task.cancel()  # an arq job timeout, a worker shutting down
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    # The call in flight may have been billed: settled failed, charged at its estimate.
+    # Only the periods never started are released.
+    [in_flight] = await llm_calls(db)
+    assert in_flight["id"] in {c["id"] for c in reserved}
+    assert in_flight["status"] == "failed"
+    assert (
+        in_flight["prompt_tokens"] + in_flight["completion_tokens"]
+        == in_flight["estimated_tokens"]
+        > 0
+    )
+    async with read_transaction(db.engine) as conn:
+        charged = await budget.tokens_used(conn, NOW - timedelta(days=1), NOW + timedelta(days=1))
+    assert charged == in_flight["estimated_tokens"]
+    # The run says what happened to it; its events are left for the next run.
+    [stopped] = [e.node for e in (await compaction.list_runs(db, first=1, after=None)).edges]
+    assert stopped.status is RunStatus.FAILED and stopped.finished_at is not None
+    assert stopped.problems == [compaction.CANCELLED]
+    assert await untouched(db, ids)
 
 
 async def test_runs_are_listed_newest_first(db: TenantDb, settings: Settings) -> None:
@@ -767,3 +869,10 @@ async def test_the_redacted_events_are_what_a_period_is_sized_by(
         assert estimate_messages_tokens(request.messages) <= 1000
     assert Counter(e.node.compressed_into is not None for e in (await events.list_events(
         db, EventFilter(), first=100, after=None)).edges) == {True: 60}  # fmt: skip
+
+
+@pytest.mark.parametrize("at", ["2026-01-01T00:00:00", "not-a-date", "9999-99-99"])
+async def test_a_forged_runs_cursor_is_a_client_error(db: TenantDb, at: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        await compaction.list_runs(db, first=5, after=cursors.encode("runs", [at, "run_x"]))
+    assert info.value.field == ["after"]
