@@ -7,11 +7,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 ASSETS := assets/node_modules/.installed
 
-.PHONY: assets serve test lint typecheck schema migrate bench clean help
+.PHONY: assets browser serve test lint typecheck schema migrate bench clean help
 
 help:
 	@echo "make serve  - install, migrate, create a dev tenant, run the API and a worker (embedded Redis)"
 	@echo "make test   - install and run the whole test suite"
+	@echo "make browser - chromium (apt-get, as root on Debian) + playwright-core for the GraphiQL test"
 	@echo "make lint   - ruff and mypy --strict"
 	@echo "make schema - regenerate schema.graphql from the code"
 	@echo "make bench  - run the benchmarks in bench/"
@@ -37,13 +38,43 @@ $(ASSETS): assets/package.json assets/package-lock.json
 
 assets: $(ASSETS)
 
+# The GraphiQL browser test (tests/e2e): Debian's chromium and playwright-core (npm, pinned
+# in tests/e2e/package-lock.json). chromium is installed with apt-get when missing and we
+# are root on Debian; elsewhere a note, and the test skips (JET_REQUIRE_BROWSER=1: fails).
+E2E := tests/e2e/node_modules/.installed
+CHROMIUM ?= /usr/bin/chromium
+CAN_INSTALL_BROWSER := $(shell [ "$$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
+	&& command -v apt-get >/dev/null 2>&1 && echo 1)
+
+$(E2E): tests/e2e/package.json tests/e2e/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/e2e --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+		echo "npm not found: playwright-core is not installed (the browser test will skip)"; \
+	fi
+
+browser: $(E2E)
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$(CAN_INSTALL_BROWSER)" = 1 ]; then \
+		echo "installing chromium with apt-get (for the GraphiQL browser test)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 \
+		|| { apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null; } \
+		|| echo "apt-get could not install chromium: the GraphiQL browser test will fail"; \
+	else \
+		echo "note: $(CHROMIUM) is missing and cannot be installed here (needs root, Debian, apt-get):"; \
+		echo "      the GraphiQL browser test will skip"; \
+	fi
+
 serve: $(STAMP) $(ASSETS)
 	$(BIN)/jet-memory migrate
 	$(BIN)/jet-memory dev
 	$(BIN)/jet-memory up
 
-test: $(STAMP) $(ASSETS)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# Where `browser` can install chromium, the browser test must run (it fails, not skips).
+test: $(STAMP) $(ASSETS) browser
+	JET_REQUIRE_BROWSER=$(or $(JET_REQUIRE_BROWSER),$(CAN_INSTALL_BROWSER),0) \
+		$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests bench migrations examples
@@ -57,8 +88,14 @@ schema: $(STAMP)
 migrate: $(STAMP)
 	$(BIN)/jet-memory migrate
 
+# The HTTP benchmarks (bench/README.md): make bench BENCH_ARGS="--quick" or "--only search".
+# wrk comes from Debian: installed here when missing and running as root.
 bench: $(STAMP)
-	@echo "see bench/README.md"
+	@command -v wrk >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; \
+		else echo "wrk is missing: sudo apt-get install -y wrk"; exit 1; fi; }
+	$(BIN)/python bench/http_bench.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) assets/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) assets/node_modules tests/e2e/node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from app import deps
+from app import deps, logs
 from app.config import Settings
 from app.deps import Container, build
 from app.errors import InvalidInput, JetError
@@ -56,6 +56,8 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         host=host,
         port=port,
         log_level=settings.log_level,
+        # The same handlers and format (text or JSON) as the rest of the process.
+        log_config=logs.config(settings.log_level, settings.log_format),
         proxy_headers=False,
     )
     return 0
@@ -371,10 +373,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     settings = Settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)  # one line per tenant is noise
+    logs.configure(settings.log_level, settings.log_format)
     fn: Callable[[Settings, Any], int] = args.fn
     return fn(settings, args)
 

@@ -54,6 +54,36 @@ class Settings(BaseSettings):
     group_commit_max_rows: int = Field(
         default=2000, ge=1, description="Most event rows one group commit writes."
     )
+    rate_limit_per_second: float = Field(
+        default=0,
+        ge=0,
+        description="Requests per second one API key may make, per API process (a token "
+        "bucket in memory: N processes allow N times this); 0 disables the limit.",
+    )
+    rate_limit_burst: int = Field(
+        default=20,
+        ge=1,
+        description="Requests one API key may make at once above the per-second rate.",
+    )
+    metrics_token: str | None = Field(
+        default=None,
+        description="When set, GET /metrics needs `Authorization: Bearer <it>`; unset, "
+        "/metrics is open (serve it on an internal network only).",
+    )
+    worker_metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Port the worker serves its Prometheus /metrics on; unset: none.",
+    )
+    worker_metrics_host: str = Field(
+        default="127.0.0.1", description="Address the worker's metrics server binds."
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="`text` for people, `json` (one object per line, with request_id and "
+        "tenant_id) for production log pipelines.",
+    )
     introspection: bool = Field(
         default=True, description="Allow GraphQL introspection (GraphiQL needs it)."
     )

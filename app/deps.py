@@ -5,14 +5,16 @@ on a temp dir. Nothing is created at import time.
 """
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import httpx
 
+from app import metrics
 from app.adapters.gateway import Gateway, GatewayConfig
 from app.adapters.summarisers import BuiltinSummariser, GatewaySummariser
 from app.config import Settings
+from app.edge.ratelimit import RateLimiter
 from app.errors import NotFound
 from app.services import compaction, policies
 from app.services.compaction import CompactionRunRecord
@@ -27,6 +29,8 @@ class Container:
     control: ControlDb
     tenants: TenantDatabases
     auth: Authenticator
+    # Per API key, per process; disabled unless JET_RATE_LIMIT_PER_SECOND is set.
+    limiter: RateLimiter = field(default_factory=lambda: RateLimiter(0, 1))
 
     async def aclose(self) -> None:
         await self.tenants.aclose()
@@ -42,6 +46,7 @@ async def build(settings: Settings) -> Container:
         control=control,
         tenants=TenantDatabases(settings),
         auth=Authenticator(control, ttl=settings.auth_cache_seconds),
+        limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
     )
 
 
@@ -82,12 +87,18 @@ async def compact_tenant(
             )
             summariser = GatewaySummariser(Gateway(config, client=http))
         db = await stack.enter_async_context(container.tenants.lease(tenant_id))
-        return await compaction.run_compaction(
-            db,
-            policy=policy,
-            summariser=summariser,
-            settings=container.settings,
-            trigger=trigger,
-            dry_run=dry_run,
-            now=now,
-        )
+        try:
+            run = await compaction.run_compaction(
+                db,
+                policy=policy,
+                summariser=summariser,
+                settings=container.settings,
+                trigger=trigger,
+                dry_run=dry_run,
+                now=now,
+            )
+        except Exception:
+            metrics.COMPACTION_RUNS.labels(status="failed", trigger=str(trigger)).inc()
+            raise
+        metrics.record_run(run)
+        return run

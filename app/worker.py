@@ -5,10 +5,13 @@ nothing here touches a database directly. Run it with `jet-memory worker` or
 `arq app.worker.WorkerSettings`.
 """
 
+import asyncio
 import logging
+import threading
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 import httpx
 from arq import cron, func
@@ -16,14 +19,24 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.cron import CronJob
 from arq.typing import StartupShutdown, WorkerCoroutine
 from arq.worker import Function
+from prometheus_client import start_http_server
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from app import deps
+from app import deps, logs
 from app.config import Settings
 from app.services.compaction import CompactionRunRecord
 
 log = logging.getLogger(__name__)
 
 DEFAULT_REDIS_URL = "redis://localhost:6379"
+# How a worker rides out a Redis outage (see redis_settings_for): retries with exponential
+# backoff capped at REDIS_BACKOFF_CAP_S, about REDIS_OUTAGE_SECONDS in all.
+REDIS_BACKOFF_CAP_S = 2.0
+REDIS_OUTAGE_SECONDS = 60
+REDIS_RETRIES = int(REDIS_OUTAGE_SECONDS / REDIS_BACKOFF_CAP_S)
 # Long enough for a first run over years of history; a run cut short by it has still
 # committed the buckets it folded, and the rest waits for the next day. Keep it at most
 # compaction_stale_run_seconds (1 h by default): a run RUNNING for longer is taken for
@@ -45,7 +58,19 @@ def job_id(tenant_id: str, day: date) -> str:
 
 
 def redis_settings_for(url: str | None) -> RedisSettings:
-    return RedisSettings.from_dsn(url or DEFAULT_REDIS_URL)
+    settings = RedisSettings.from_dsn(url or DEFAULT_REDIS_URL)
+    # arq 0.28 has no reconnect loop: one ConnectionError in its poll loop ends the worker
+    # (exit 1). With redis-py retrying every command (and connect) with backoff, a Redis
+    # restart or an outage of up to ~REDIS_OUTAGE_SECONDS just pauses the worker; it goes on
+    # by itself once Redis answers again. A longer outage still ends it: run the worker
+    # under a restart policy (compose `restart: unless-stopped`, systemd `Restart=always`).
+    # The cost: a SIGTERM during an outage waits up to as long (arq's close() talks to Redis).
+    settings.retry = Retry(ExponentialBackoff(cap=REDIS_BACKOFF_CAP_S, base=0.1),
+                           REDIS_RETRIES)  # fmt: skip
+    # OSError: redis-py 5 retries connect() only for it (a refused connection is not yet
+    # a redis ConnectionError there).
+    settings.retry_on_error = [RedisConnectionError, RedisTimeoutError, OSError]
+    return settings
 
 
 async def fan_out(ctx: Ctx, *, now: datetime | None = None) -> int:
@@ -102,11 +127,15 @@ def run_summary(run: CompactionRunRecord) -> dict[str, Any]:
 async def startup(ctx: Ctx) -> None:
     # Tests hand in their own Settings; a deployed worker reads JET_* from the environment.
     settings: Settings = ctx.get("settings") or Settings()
-    if not logging.getLogger().handlers:  # `arq` configures only its own loggers
-        logging.basicConfig(
-            level=settings.log_level.upper(),
-            format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    if not logging.getLogger().handlers:  # `arq …` configures only its own loggers
+        logs.configure(settings.log_level, settings.log_format)
+    if settings.worker_metrics_port is not None:
+        # prometheus-client's own server, on a daemon thread: /metrics only.
+        ctx["metrics_server"] = start_http_server(
+            settings.worker_metrics_port, addr=settings.worker_metrics_host
         )
+        log.info("worker metrics on http://%s:%d/metrics",
+                 settings.worker_metrics_host, settings.worker_metrics_port)  # fmt: skip
     ctx["container"] = await deps.build(settings)
     # One client for every job of this worker: connections to a tenant's gateway are
     # reused across its buckets. Timeouts are per request, from the tenant's policy.
@@ -117,6 +146,10 @@ async def startup(ctx: Ctx) -> None:
 
 
 async def shutdown(ctx: Ctx) -> None:
+    served: tuple[WSGIServer, threading.Thread] | None = ctx.pop("metrics_server", None)
+    if served is not None:
+        await asyncio.to_thread(served[0].shutdown)  # waits out its 0.5 s poll
+        served[0].server_close()
     http: httpx.AsyncClient | None = ctx.pop("http", None)
     if http is not None:
         await http.aclose()

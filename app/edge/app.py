@@ -1,6 +1,7 @@
 """The HTTP edge: the Starlette app, its routes and its lifespan (which owns the Container).
 
-Routes: /healthz, /openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
+Routes: /healthz (liveness), /readyz (readiness), /metrics (JET_METRICS_TOKEN when set),
+/openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
 without a key, every operation with one); the REST routes under /memory (app/edge/rest.py).
 Everything that touches memory goes through TenantBound.
 """
@@ -11,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import BaseRoute, Route
@@ -23,6 +25,7 @@ from app.edge.auth import TenantBound
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES, BodyLimit
+from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
 from app.edge.rest import rest_routes
 from app.graphql.schema import build_schema, schema
@@ -86,10 +89,12 @@ def create_app(settings: Settings | None = None, container: Container | None = N
 
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz(lambda: holder["c"]), methods=["GET"]),
+        Route("/metrics", metrics_endpoint(settings.metrics_token), methods=["GET"]),
         Route("/graphql", GraphQLEndpoint(), methods=["GET", "POST"]),
         *rest_routes(lambda: holder["c"]),
         openapi_route(),
     ]
     if settings.graphiql:
         routes += asset_routes
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(HttpMetrics)])

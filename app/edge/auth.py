@@ -13,9 +13,14 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app import metrics
 from app.deps import Container
 from app.edge.limits import BodyTooLarge
+from app.edge.ratelimit import retry_after_header
 from app.edge.responses import send_json
+from app.edge.unavailable import UnavailableWriter, graphql_unavailable
+from app.logs import request_id_var, tenant_id_var
+from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -39,8 +44,8 @@ def bearer_token(scope: Scope) -> str | None:
     return None
 
 
-# How a 401 or 500 looks on each surface (GraphQL `errors`, REST problem+json):
-# (send, message, request id).
+# How a 401, 429 or 500 looks on each surface (GraphQL `errors`, REST problem+json):
+# (send, message, request id). A 429's Retry-After is added to what the writer sends.
 ErrorWriter = Callable[[Send, str, str], Awaitable[None]]
 
 
@@ -62,6 +67,15 @@ async def graphql_internal_error(send: Send, message: str, request_id: str) -> N
     )  # fmt: skip
 
 
+async def graphql_too_many(send: Send, message: str, request_id: str) -> None:
+    await send_json(
+        send,
+        429,
+        {"errors": [{"message": message,
+                     "extensions": {"code": "RATE_LIMITED", "requestId": request_id}}]},
+    )  # fmt: skip
+
+
 class TenantBound:
     """ASGI wrapper: authenticate, lease the tenant's database, then call `app`."""
 
@@ -72,12 +86,16 @@ class TenantBound:
         *,
         unauthorized: ErrorWriter = graphql_unauthorized,
         internal_error: ErrorWriter = graphql_internal_error,
+        too_many: ErrorWriter = graphql_too_many,
+        unavailable: UnavailableWriter = graphql_unavailable,
         public: Callable[[Scope], bool] = lambda _: False,
     ) -> None:
         self.app = app
         self.container = container
         self.unauthorized = unauthorized
         self.internal_error = internal_error
+        self.too_many = too_many
+        self.unavailable = unavailable
         self.public = public
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -87,6 +105,9 @@ class TenantBound:
         state = scope.setdefault("state", {})
         request_id = state.get("request_id") or request_id_of(scope)
         state["request_id"] = request_id
+        # Every log record of this request carries its id (and tenant, once known).
+        request_token = request_id_var.set(request_id)
+        tenant_token = tenant_id_var.set(None)
         started = False
 
         async def send_with_id(message: Message) -> None:
@@ -103,6 +124,14 @@ class TenantBound:
             await self._authorised(scope, receive, send_with_id, state, request_id)
         except BodyTooLarge:
             raise  # BodyLimit, outside us, answers it
+        except TenantUnavailable as exc:
+            # This tenant's database is locked, corrupt or full: say so (edge/unavailable.py).
+            log.log(logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
+                    "tenant database unavailable (%s), request %s", exc.reason, request_id,
+                    extra={"request_id": request_id})  # fmt: skip
+            if started:
+                raise
+            await self.unavailable(send_with_id, exc, request_id)
         except Exception:
             # Anything that escapes (a tenant database that cannot open, a bug) is logged
             # with the request id and answered as JSON, never as a bare 500 page.
@@ -111,6 +140,9 @@ class TenantBound:
             if started:
                 raise
             await self.internal_error(send_with_id, "Internal server error", request_id)
+        finally:
+            tenant_id_var.reset(tenant_token)
+            request_id_var.reset(request_token)
 
     async def _authorised(
         self, scope: Scope, receive: Receive, send: Send, state: dict[str, Any], request_id: str
@@ -128,6 +160,25 @@ class TenantBound:
             await self.unauthorized(send, "invalid or revoked API key", request_id)
             return
         state["tenant_id"] = tenant_id
+        tenant_id_var.set(tenant_id)
+        wait = self.container.limiter.acquire(token)
+        if wait > 0:
+            metrics.RATE_LIMITED.labels(surface=scope.get("path", "").split("/")[1]).inc()
+            limit = self.container.limiter
+            message = (f"rate limit of {limit.rate:g} requests per second (burst "
+                       f"{limit.burst}) for this API key exceeded; retry later")  # fmt: skip
+            await self.too_many(_with_retry_after(send, wait), message, request_id)
+            return
         async with self.container.tenants.lease(tenant_id) as db:
             state["db"] = db
             await self.app(scope, receive, send)
+
+
+def _with_retry_after(send: Send, wait: float) -> Send:
+    async def sender(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", []), (b"retry-after", retry_after_header(wait))]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sender

@@ -118,6 +118,7 @@ PROBLEMS = {
     "PreconditionFailed": "If-Match names a version the entry is no longer at",
     "ContentTooLarge": f"the request body is over {MAX_BODY_BYTES} bytes",
     "UnsupportedMediaType": "the body is not sent as application/json",
+    "TooManyRequests": "the API key is over its rate limit (per API process); see Retry-After",
     "UnprocessableContent": "the body breaks a rule or a documented limit",
     "InternalError": "a bug; the requestId is in the log",
 }
@@ -130,13 +131,14 @@ STATUS_PROBLEM = {
     413: "ContentTooLarge",
     415: "UnsupportedMediaType",
     422: "UnprocessableContent",
+    429: "TooManyRequests",
     500: "InternalError",
 }
 
 
 def _responses(ok: dict[str, Any], *problems: int) -> dict[str, Any]:
     out = dict(ok)
-    for status in sorted({401, 500, *problems}):
+    for status in sorted({401, 429, 500, *problems}):
         out[str(status)] = {"$ref": f"#/components/responses/{STATUS_PROBLEM[status]}"}
     return out
 

@@ -33,6 +33,7 @@ from app.deps import Container
 from app.edge.auth import TenantBound, request_id_of
 from app.edge.limits import MAX_BODY_BYTES, BodyLimit, BodyTooLarge
 from app.edge.responses import send_json
+from app.edge.unavailable import problem_unavailable, retry_after_headers
 from app.errors import ErrorCode, JetError, JetErrors
 from app.services import context, entries, events, limits
 from app.services.records import (
@@ -48,6 +49,7 @@ from app.services.records import (
     Scope,
 )
 from app.storage.tenants import TenantDb
+from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -430,10 +432,21 @@ async def problem_unauthorized(send: Send, message: str, request_id: str) -> Non
     )  # fmt: skip
 
 
+def unavailable_problem(exc: TenantUnavailable) -> HttpProblem:
+    """A tenant database locked, corrupt or full (app/edge/unavailable.py): not a bare 500."""
+    return problem(exc.status, None, "body", exc.code, exc.message, retry_after_headers(exc))
+
+
 async def problem_internal_error(send: Send, message: str, request_id: str) -> None:
     """TenantBound's 500 (e.g. a tenant database that cannot open), in problem+json."""
     p = problem(500, None, "body", "INTERNAL", f"{message}; quote the requestId")
     await send_json(send, 500, p.body(request_id), content_type=PROBLEM_JSON)
+
+
+async def problem_too_many(send: Send, message: str, request_id: str) -> None:
+    """TenantBound's 429 (the API key's rate limit), in problem+json."""
+    p = problem(429, "Authorization", "header", "RATE_LIMITED", message)
+    await send_json(send, 429, p.body(request_id), content_type=PROBLEM_JSON)
 
 
 async def problem_too_large(scope: AsgiScope, send: Send, limit: int) -> None:
@@ -849,6 +862,8 @@ class Resource:
                 container,
                 unauthorized=problem_unauthorized,
                 internal_error=problem_internal_error,
+                unavailable=problem_unavailable,
+                too_many=problem_too_many,
             )
         await self._app(scope, receive, send)
 
@@ -868,6 +883,11 @@ class Resource:
             response = await handler(request, state["db"], self._container)
         except HttpProblem as p:
             response = p.response(request_id)
+        except TenantUnavailable as exc:
+            log.log(logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
+                    "tenant database unavailable (%s)", exc.reason,
+                    extra={"request_id": request_id})  # fmt: skip
+            response = unavailable_problem(exc).response(request_id)
         except (BodyTooLarge, ClientDisconnect):
             raise  # BodyLimit answers 413; a client that left gets no answer
         except Exception:

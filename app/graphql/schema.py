@@ -11,14 +11,19 @@ from typing import Any
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import (
+    AddValidationRules,
     DisableIntrospection,
     MaskErrors,
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
     ParserCache,
+    QueryDepthLimiter,
     ValidationCache,
 )
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
+from app.edge.unavailable import graphql_extensions
 from app.errors import JetError, JetErrors
 from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
@@ -41,6 +46,7 @@ from app.graphql.types import (
     UserError,
 )
 from app.services import entries, events
+from app.services.limits import GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_TOKENS
 from app.services.records import (
     EntryFilter,
     EntryIn,
@@ -49,6 +55,7 @@ from app.services.records import (
     EventFilter,
     EventIn,
 )
+from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
 CtxInfo = Info[Context, None]
@@ -272,13 +279,26 @@ class RequestIdMaskErrors(MaskErrors):
         masked = super().anonymise_error(error)
         request_id = getattr(self.execution_context.context, "request_id", None)
         masked.extensions = {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id}
+        if isinstance(error.original_error, TenantUnavailable):
+            # A tenant database locked, corrupt or full: named, not masked.
+            masked.message = error.original_error.message
+            masked.extensions = graphql_extensions(error.original_error, request_id)
         return masked
 
 
 def build_schema(*, introspection: bool = True) -> strawberry.Schema:
     # Extensions are factories: strawberry builds fresh ones per request; the parser and
     # validation caches they wrap are module-level, so they are shared across requests.
+    # The depth and alias limiters build a new rule class per instance, which would make
+    # every request a validation cache miss: their rules are built once, here, and added
+    # per request. Over a limit is a validation (or, for tokens, syntax) error naming it.
+    limit_rules = [
+        *QueryDepthLimiter(max_depth=GRAPHQL_MAX_DEPTH).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=GRAPHQL_MAX_ALIASES).validation_rules,
+    ]
     extensions: list[Any] = [
+        lambda: MaxTokensLimiter(max_token_count=GRAPHQL_MAX_TOKENS),
+        lambda: AddValidationRules(limit_rules),
         lambda: ParserCache(maxsize=1024),
         lambda: ValidationCache(maxsize=1024),
         lambda: RequestIdMaskErrors(

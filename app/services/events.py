@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import and_, func, insert, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app import ids
+from app import ids, metrics
 from app.errors import Conflict, JetError, JetErrors
 from app.services import cursors, search, validation
 from app.services.records import Appended, Edge, Event, EventFilter, EventIn, Page, Scope
@@ -60,6 +60,8 @@ async def append_event(db: TenantDb, event: EventIn, *, max_rows: int = 2000) ->
     """Append one event; a known idempotency key with the same content replays it."""
     validation.check_event(event)
     [result] = await _committer(db, max_rows).submit(_AppendRequest([event], batch=False))
+    if not result.replayed:
+        metrics.EVENTS_APPENDED.inc()
     return result
 
 
@@ -68,7 +70,9 @@ async def append_events(
 ) -> list[Appended]:
     """Append a batch, all or nothing."""
     validation.check_batch(events)
-    return await _committer(db, max_rows).submit(_AppendRequest(events, batch=True))
+    results = await _committer(db, max_rows).submit(_AppendRequest(events, batch=True))
+    metrics.EVENTS_APPENDED.inc(sum(not r.replayed for r in results))
+    return results
 
 
 def _same_content(stored: Event, new: EventIn) -> bool:

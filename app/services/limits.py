@@ -11,3 +11,9 @@ SEARCH_MAX_CHARS = 1_000
 PAGE_MAX = 100
 BATCH_MAX = 1_000
 FUTURE_SKEW_HOURS = 24  # occurredAt may be at most this far in the future
+
+# GraphQL operations (enforced by the schema's extensions, app/graphql/schema.py): bounds on
+# the work one document can ask for. Introspection fields do not count towards the depth.
+GRAPHQL_MAX_DEPTH = 10  # nested selections; the deepest useful query here is about 6
+GRAPHQL_MAX_ALIASES = 20  # per document; each alias can be a separate search
+GRAPHQL_MAX_TOKENS = 5_000  # lexical tokens of a document (GraphiQL's introspection: ~180)

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, ExceptionContext
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool
+
+from app.storage.unavailable import TenantUnavailable, classify
 
 _BEGIN_OPTION = "jet_begin"
 
@@ -46,6 +48,12 @@ def sqlite_engine(
         cur.execute(f"PRAGMA synchronous = {synchronous}")
         cur.execute("PRAGMA foreign_keys = ON")
         cur.close()
+
+    @event.listens_for(engine.sync_engine, "handle_error")
+    def _on_error(ctx: ExceptionContext) -> TenantUnavailable | None:
+        # A lock held past busy_timeout, a corrupt file or a full disk: a clear error the
+        # edge can answer (app/storage/unavailable.py), not an anonymous OperationalError.
+        return classify(ctx.original_exception)
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Connection) -> None:

@@ -4,7 +4,8 @@ SQLite commits cost a sync each; one transaction per request caps appends at a f
 thousand a second. Requests queue here; one writer task takes everything queued, applies
 it in one BEGIN IMMEDIATE transaction, commits, and only then answers each request, so an
 acknowledged write is durable. If the shared transaction fails, each request is retried
-alone, so one bad request never fails its neighbours.
+alone, so one bad request never fails its neighbours; a database that is locked, corrupt or
+full (TenantUnavailable) fails the whole group at once, nothing of it stored.
 """
 
 import asyncio
@@ -15,6 +16,7 @@ from typing import Generic, TypeVar
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.storage.engine import write_transaction
+from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +106,11 @@ class GroupCommitter(Generic[Req, Res]):
         results: list[Res | BaseException]
         try:
             results = await self._transaction([req for req, _ in group])
+        except TenantUnavailable as exc:
+            # Locked past busy_timeout, corrupt or full: the whole transaction rolled back
+            # and retrying each request alone would only wait (or fail) once per request.
+            # Every request of the group fails with it; none of them was stored.
+            results = [exc] * len(group)
         except Exception as exc:
             if len(group) > 1:
                 # One request may have poisoned the shared transaction: retry each alone.

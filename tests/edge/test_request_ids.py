@@ -57,8 +57,10 @@ async def test_a_tenant_whose_database_fails_gets_json_500_others_unaffected(
             "/graphql", json=QUERY, headers={**broken.headers, "X-Request-Id": "t-44"}
         )
     assert r.status_code == 500 and r.headers["content-type"] == "application/json"
+    # Named, not masked (tests/faults/test_tenant_unavailable.py has the lock and disk cases).
     assert r.json()["errors"][0]["extensions"] == {
-        "code": "INTERNAL_SERVER_ERROR",
+        "code": "TENANT_DATABASE_CORRUPT",
+        "reason": "corrupt",
         "requestId": "t-44",
     }
     assert any("t-44" in rec.getMessage() for rec in caplog.records)

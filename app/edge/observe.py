@@ -1,0 +1,207 @@
+"""The edge's own operations routes and HTTP metrics: /readyz, /metrics, and the ASGI
+middleware that counts and times every request by route template (and GraphQL operation).
+
+It only observes: it never changes a request or a response, and never labels by tenant.
+"""
+
+import asyncio
+import hmac
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qs
+
+from graphql import GraphQLSyntaxError, Source, TokenKind
+from graphql.language.lexer import Lexer
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app import metrics
+from app.deps import Container
+from app.edge.auth import bearer_token
+
+log = logging.getLogger(__name__)
+
+READY_TIMEOUT_S = 2.0
+_METHODS = {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}
+# A GraphQL body is kept (for its operation name and type) up to this size; a bigger one
+# is counted as operation "other" rather than held in memory twice.
+_MAX_CAPTURE = 64 * 1024
+
+
+# ---------------------------------------------------------------------------- /readyz
+
+
+async def _check_control(container: Container) -> None:
+    async with container.control.engine.connect() as conn:
+        await conn.execute(text("SELECT 1"))
+
+
+async def _check_redis(url: str) -> None:
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url, socket_timeout=READY_TIMEOUT_S,
+                            socket_connect_timeout=READY_TIMEOUT_S)  # fmt: skip
+    try:
+        await client.ping()
+    finally:
+        await client.aclose()
+
+
+def readyz(get_container: Callable[[], Container]) -> Callable[[Request], Awaitable[Response]]:
+    """200 when the control database (and Redis, when JET_REDIS_URL is set) answers."""
+
+    async def endpoint(_: Request) -> Response:
+        container = get_container()
+        checks: dict[str, Awaitable[None]] = {"control_db": _check_control(container)}
+        if container.settings.redis_url:
+            checks["redis"] = _check_redis(container.settings.redis_url)
+        results: dict[str, str] = {}
+        for name, check in checks.items():
+            try:
+                await asyncio.wait_for(check, READY_TIMEOUT_S)
+                results[name] = "ok"
+            except Exception as exc:  # what failed is the answer; the URL is never in it
+                log.warning("readiness check %s failed: %s", name, type(exc).__name__)
+                results[name] = f"failed: {type(exc).__name__}"
+        ready = all(v == "ok" for v in results.values())
+        body = {"status": "ready" if ready else "not ready", "checks": results}
+        return JSONResponse(body, status_code=200 if ready else 503)
+
+    return endpoint
+
+
+# ---------------------------------------------------------------------------- /metrics
+
+
+def metrics_endpoint(token: str | None) -> Callable[[Request], Awaitable[Response]]:
+    """This process's Prometheus registry; with `token`, only for `Bearer <token>`."""
+
+    async def endpoint(request: Request) -> Response:
+        if token is not None:
+            given = bearer_token(request.scope) or ""
+            if not hmac.compare_digest(given.encode(), token.encode()):
+                return JSONResponse(
+                    {"error": "metrics need Authorization: Bearer <JET_METRICS_TOKEN>"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return endpoint
+
+
+# ------------------------------------------------------------------------- middleware
+
+
+def operation_type(query: str, operation_name: str | None) -> str:
+    """query/mutation/subscription of the operation a request runs, or "unknown".
+
+    Reads tokens only up to that operation's keyword: no parse, no validation.
+    """
+    try:
+        lexer = Lexer(Source(query))
+        depth, prev = 0, ""
+        token = lexer.advance()
+        while token.kind is not TokenKind.EOF:
+            if token.kind is TokenKind.BRACE_L:
+                if depth == 0 and not prev and operation_name is None:
+                    return "query"  # the `{ … }` shorthand
+                depth += 1
+            elif token.kind is TokenKind.BRACE_R:
+                depth -= 1
+            elif depth == 0 and token.kind is TokenKind.NAME:
+                if prev in ("query", "mutation", "subscription") and (
+                    operation_name is None or token.value == operation_name
+                ):
+                    return str(prev)
+                if token.value in ("query", "mutation", "subscription") and operation_name is None:
+                    nxt = lexer.lookahead()
+                    if nxt.kind is not TokenKind.NAME:
+                        return str(token.value)
+            if depth == 0 and token.kind is TokenKind.NAME:
+                prev = str(token.value)
+            elif depth == 0 and token.kind is TokenKind.BRACE_R:
+                prev = ""
+            token = lexer.advance()
+    except GraphQLSyntaxError:
+        pass
+    return "unknown"
+
+
+def _graphql_request(scope: Scope, body: bytes | None) -> tuple[str | None, str]:
+    """(operation name, type) of a GraphQL request, from its query string or JSON body."""
+    if scope["method"] == "GET":
+        qs = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        query, name = qs.get("query", [""])[0], qs.get("operationName", [None])[0]
+    else:
+        if body is None:
+            return "other", "unknown"
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return None, "unknown"
+        if not isinstance(data, dict):
+            return "batch" if isinstance(data, list) else None, "unknown"
+        query, name = data.get("query"), data.get("operationName")
+        if not isinstance(query, str):
+            return None, "unknown"
+        name = name if isinstance(name, str) else None
+    return name, operation_type(query, name)
+
+
+class HttpMetrics:
+    """Counts and times every HTTP request by route template, method and status."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500  # what an exception escaping everything becomes
+        chunks: list[bytes] | None = [] if scope["path"] == "/graphql" else None
+        size = 0
+
+        async def receive_and_keep() -> Message:
+            nonlocal chunks, size
+            msg = await receive()
+            if chunks is not None and msg["type"] == "http.request":
+                size += len(msg.get("body", b""))
+                if size > _MAX_CAPTURE:
+                    chunks = None
+                else:
+                    chunks.append(msg.get("body", b""))
+            return msg
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        started = time.perf_counter()
+        try:
+            await self.app(scope, receive_and_keep if chunks is not None else receive,
+                           send_and_note)  # fmt: skip
+        finally:
+            elapsed = time.perf_counter() - started
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            method = scope["method"] if scope["method"] in _METHODS else "other"
+            metrics.HTTP_REQUESTS.labels(route, method, str(status)).inc()
+            metrics.HTTP_LATENCY.labels(route, method).observe(elapsed)
+            if (
+                scope["path"] == "/graphql"
+                and status not in (401, 429)
+                and (scope["method"] == "POST" or b"query=" in scope.get("query_string", b""))
+            ):
+                body = b"".join(chunks) if chunks is not None else None
+                name, kind = _graphql_request(scope, body)
+                label = metrics.operation_label(name)
+                metrics.GRAPHQL_OPERATIONS.labels(label, kind, str(status)).inc()
+                metrics.GRAPHQL_LATENCY.labels(label, kind).observe(elapsed)

@@ -1,0 +1,66 @@
+"""Requests per second per API key: a token bucket per key, in this process's memory.
+
+Per process by design (no Redis round trip per request): with N API processes a key may
+make up to N times the configured rate. Keys are held as digests, never as secrets.
+"""
+
+import hashlib
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Buckets kept before idle (refilled) ones are dropped: bounds memory under a key flood.
+MAX_BUCKETS = 50_000
+
+
+@dataclass(slots=True)
+class _Bucket:
+    tokens: float
+    at: float
+
+
+class RateLimiter:
+    """`rate` requests per second with bursts of `burst`; `rate` 0 lets everything through."""
+
+    def __init__(
+        self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate = rate
+        self.burst = max(burst, 1)
+        self.clock = clock
+        self._buckets: dict[bytes, _Bucket] = {}
+
+    @property
+    def enabled(self) -> bool:
+        return self.rate > 0
+
+    def acquire(self, api_key: str) -> float:
+        """Take one token for this key: 0.0 when allowed, else seconds until one is free."""
+        if not self.enabled:
+            return 0.0
+        now = self.clock()
+        key = hashlib.blake2b(api_key.encode(), digest_size=16).digest()
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= MAX_BUCKETS:
+                self._prune(now)
+            bucket = self._buckets[key] = _Bucket(float(self.burst), now)
+        else:
+            bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate)
+            bucket.at = now
+        if bucket.tokens >= 1:
+            bucket.tokens -= 1
+            return 0.0
+        return (1 - bucket.tokens) / self.rate
+
+    def _prune(self, now: float) -> None:
+        full_after = self.burst / self.rate
+        idle = [k for k, b in self._buckets.items() if now - b.at >= full_after]
+        for k in idle:
+            del self._buckets[k]
+
+
+def retry_after_header(wait: float) -> bytes:
+    """Retry-After is whole seconds (RFC 9110): round up, at least 1."""
+    return str(max(1, math.ceil(wait))).encode()

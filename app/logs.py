@@ -1,0 +1,94 @@
+"""Logging setup for the API, worker and CLI: text for people or JSON lines for pipelines.
+
+Every record carries `request_id` and `tenant_id` (None outside a request), set by
+TenantBound through the contextvars below. What is logged is the caller's business: no
+module logs an API key, a gateway key or a memory body, and a test holds them to it.
+"""
+
+import logging
+import logging.config
+from contextvars import ContextVar
+from typing import Any
+
+request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
+tenant_id_var: ContextVar[str | None] = ContextVar("tenant_id", default=None)
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s %(tenant_id)s"
+
+
+class ContextFilter(logging.Filter):
+    """Adds the current request and tenant ids to every record (unless given explicitly)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "request_id", None) is None:
+            record.request_id = request_id_var.get()
+        if getattr(record, "tenant_id", None) is None:
+            record.tenant_id = tenant_id_var.get()
+        record.__dict__.pop("color_message", None)  # uvicorn's ANSI copy of the message
+        return True
+
+
+# Libraries whose DEBUG records carry data: aiosqlite logs every statement with its
+# parameters (memory bodies). They stay at INFO or above whatever JET_LOG_LEVEL says.
+QUIET_LIBRARIES = {"aiosqlite": "INFO", "alembic": "WARNING"}
+
+
+def quiet_libraries() -> None:
+    """Hold the QUIET_LIBRARIES at their floor (configure does it; tests call it too)."""
+    for name, floor in QUIET_LIBRARIES.items():
+        logger = logging.getLogger(name)
+        logger.setLevel(max(logger.level, logging.getLevelName(floor)))
+
+
+class AccessLogFilter(logging.Filter):
+    """uvicorn's access lines without the query string: `search=` and `query=` carry the
+    words of a question, which can be memory content."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if record.name == "uvicorn.access" and isinstance(args, tuple) and len(args) == 5:
+            path = str(args[2])
+            if "?" in path:
+                record.args = (args[0], args[1], path.split("?", 1)[0] + "?…", *args[3:])
+        return True
+
+
+def config(level: str, fmt: str) -> dict[str, Any]:
+    """A logging.config dict: one stderr handler on the root; uvicorn's loggers propagate."""
+    formatter: dict[str, Any] = (
+        {"()": "pythonjsonlogger.json.JsonFormatter", "fmt": JSON_FIELDS,
+         "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"}}
+        if fmt == "json" else {"format": TEXT_FORMAT}
+    )  # fmt: skip
+    quiet = {"handlers": [], "propagate": True}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"context": {"()": ContextFilter}, "access": {"()": AccessLogFilter}},
+        "formatters": {"default": formatter},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "default",
+                "filters": ["context", "access"],
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "root": {"level": level.upper(), "handlers": ["stderr"]},
+        "loggers": {
+            # uvicorn's and arq's own handlers are replaced by the root's (same format).
+            "uvicorn": {**quiet, "level": level.upper()},
+            "uvicorn.error": {**quiet, "level": level.upper()},
+            "uvicorn.access": {**quiet, "level": level.upper()},
+            "arq": {**quiet, "level": level.upper()},
+            **{name: {**quiet, "level": floor} for name, floor in QUIET_LIBRARIES.items()},
+        },
+    }
+
+
+def configure(level: str, fmt: str) -> dict[str, Any]:
+    """Apply config(level, fmt) to this process and return it (uvicorn takes it too)."""
+    cfg = config(level, fmt)
+    logging.config.dictConfig(cfg)
+    return cfg

@@ -1,0 +1,129 @@
+"""A Python load generator (asyncio + httpx), run in its own process by bench/http_bench.py
+for workloads wrk cannot express: per-request tags (common vs rare terms), a distinct
+API key per request (10,000 tenants), the server's own timing header, and sampling the
+server's open files while it runs.
+
+Usage: .venv/bin/python bench/http_load.py SPEC.json OUT.json
+
+SPEC: {"base_url", "concurrency", "order": "cycle" | "once", "duration" (cycle),
+       "warmup" (seconds, cycle; not recorded), "check": "graphql" | "status",
+       "requests": [{"method", "path", "headers", "body" (str), "tag"}],
+       "fd_pid": PID or null (sample /proc/PID/fd), "fd_every": seconds}
+OUT:  {"samples": [[tag, status, ok, e2e_ms, server_ms or null, nodes, sent at (s)], ...],
+       "elapsed", "fd_series": [[seconds, requests done, fds], ...], "bad_sample"}
+"""
+
+import asyncio
+import itertools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+def server_ms(headers: httpx.Headers) -> float | None:
+    value = headers.get("server-timing")
+    if not value or "dur=" not in value:
+        return None
+    return float(value.split("dur=", 1)[1].split(",", 1)[0])
+
+
+def is_ok(check: str, status: int, body: bytes) -> bool:
+    if not 200 <= status < 300:
+        return False
+    if check == "graphql":
+        data = json.loads(body)
+        return "errors" not in data and data.get("data") is not None
+    return True
+
+
+async def run(spec: dict[str, Any]) -> dict[str, Any]:
+    requests: list[dict[str, Any]] = spec["requests"]
+    concurrency: int = spec["concurrency"]
+    check: str = spec.get("check", "status")
+    prepared = [
+        (r["method"], r["path"], r.get("headers", {}), r.get("body", "").encode(), r.get("tag", ""))
+        for r in requests
+    ]
+    source = iter(prepared) if spec.get("order") == "once" else itertools.cycle(prepared)
+    samples: list[list[Any]] = []
+    bad_sample = ""
+    fd_series: list[list[float]] = []
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=spec["base_url"], limits=limits, timeout=60) as client:
+        started = time.perf_counter()
+        warm_until = started + float(spec.get("warmup", 0))
+        stop_at = warm_until + float(spec.get("duration", 0))
+
+        async def worker() -> None:
+            nonlocal bad_sample
+            while True:
+                now = time.perf_counter()
+                if spec.get("order") != "once" and now >= stop_at:
+                    return
+                try:
+                    method, path, headers, body, tag = next(source)
+                except StopIteration:
+                    return
+                t0 = time.perf_counter()
+                r = await client.request(method, path, headers=headers, content=body)
+                e2e = (time.perf_counter() - t0) * 1000
+                ok = is_ok(check, r.status_code, r.content)
+                if not ok and not bad_sample:
+                    bad_sample = f"{r.status_code} {r.text[:300]}"
+                if t0 >= warm_until:
+                    samples.append(
+                        [
+                            tag,
+                            r.status_code,
+                            ok,
+                            e2e,
+                            server_ms(r.headers),
+                            r.content.count(b'"node"'),
+                            t0 - started,
+                        ]
+                    )
+
+        async def sample_fds(pid: int, every: float) -> None:
+            while True:
+                try:
+                    fds = len(os.listdir(f"/proc/{pid}/fd"))
+                except FileNotFoundError:
+                    return
+                fd_series.append([time.perf_counter() - started, len(samples), fds])
+                await asyncio.sleep(every)
+
+        sampler = None
+        if spec.get("fd_pid"):
+            sampler = asyncio.create_task(sample_fds(spec["fd_pid"], spec.get("fd_every", 0.1)))
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        elapsed = time.perf_counter() - max(started, min(warm_until, time.perf_counter()))
+        if sampler is not None:
+            sampler.cancel()
+            fds = len(os.listdir(f"/proc/{spec['fd_pid']}/fd"))
+            fd_series.append([time.perf_counter() - started, len(samples), fds])
+    return {
+        "samples": samples,
+        "elapsed": elapsed,
+        "fd_series": fd_series,
+        "bad_sample": bad_sample,
+    }
+
+
+def main() -> None:
+    spec = json.loads(Path(sys.argv[1]).read_text())
+    try:
+        import uvloop
+
+        result = uvloop.run(run(spec))
+    except ImportError:
+        result = asyncio.run(run(spec))
+    Path(sys.argv[2]).write_text(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
