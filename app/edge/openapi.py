@@ -120,7 +120,12 @@ PROBLEMS = {
     "UnsupportedMediaType": "the body is not sent as application/json",
     "TooManyRequests": "the API key is over its rate limit (per API process); see Retry-After",
     "UnprocessableContent": "the body breaks a rule or a documented limit",
-    "InternalError": "a bug; the requestId is in the log",
+    "InternalError": "a bug, or the tenant's database is corrupt (code "
+    "TENANT_DATABASE_CORRUPT); the requestId is in the log",
+    "ServiceUnavailable": "the tenant's database is locked by another process (code "
+    "TENANT_DATABASE_BUSY); see Retry-After",
+    "InsufficientStorage": "the tenant's database could not grow: disk full (code "
+    "TENANT_DATABASE_FULL); nothing was written",
 }
 STATUS_PROBLEM = {
     400: "BadRequest",
@@ -133,12 +138,15 @@ STATUS_PROBLEM = {
     422: "UnprocessableContent",
     429: "TooManyRequests",
     500: "InternalError",
+    503: "ServiceUnavailable",
+    507: "InsufficientStorage",
 }
 
 
 def _responses(ok: dict[str, Any], *problems: int) -> dict[str, Any]:
     out = dict(ok)
-    for status in sorted({401, 429, 500, *problems}):
+    # Any route may meet a tenant database that is busy, corrupt or full (500/503/507).
+    for status in sorted({401, 429, 500, 503, 507, *problems}):
         out[str(status)] = {"$ref": f"#/components/responses/{STATUS_PROBLEM[status]}"}
     return out
 
