@@ -3,15 +3,14 @@
 import contextlib
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from servers import free_port, serving
 
 JET = Path(sys.executable).parent / "jet-memory"
 STARTUP_SECONDS = 20.0
@@ -21,12 +20,6 @@ pytestmark = pytest.mark.slow
 APPEND = """mutation($input: AppendMemoryEventInput!) {
   appendMemoryEvent(input: $input) { replayed event { id body } errors { code } } }"""
 READ = "query($id: ID!) { memoryEvent(id: $id) { id body } }"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -54,34 +47,11 @@ def running_server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     """The base URL of a running `jet-memory serve`; stopped by its PID afterwards."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            cwd=tmp_path,  # no stray .env from the working tree
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + STARTUP_SECONDS
-            while True:
-                assert proc.poll() is None, f"serve exited early:\n{log.read_text()}"
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, f"no /healthz in time:\n{log.read_text()}"
-                time.sleep(0.05)  # bounded polling, not a timing assumption
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+    argv = [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    # cwd: no stray .env from the working tree.
+    with serving(argv, url=url, env=env, cwd=tmp_path, log=tmp_path / "serve.log",
+                 startup_seconds=STARTUP_SECONDS):  # fmt: skip
+        yield url
 
 
 def test_serve_with_cli_tenants_and_keys(env: dict[str, str], tmp_path: Path) -> None:

@@ -7,15 +7,14 @@ The screenshot in docs/graphiql.png comes from this test (JET_UPDATE_SCREENSHOT=
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from servers import free_port, serving
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -45,12 +44,6 @@ def _missing() -> str | None:
     return None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def browser_available() -> None:
     """Skip (or, with JET_REQUIRE_BROWSER=1, fail) before starting anything."""
@@ -78,34 +71,10 @@ def server(browser_available: None, tmp_path: Path) -> Iterator[tuple[str, str]]
     key = created.stdout.strip().splitlines()[-1]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            cwd=tmp_path,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            assert proc.poll() is None, f"serve exited early:\n{log.read_text()}"
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, f"no /healthz in time:\n{log.read_text()}"
-            time.sleep(0.1)
+    argv = [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    with serving(argv, url=url, env=env, cwd=tmp_path, log=tmp_path / "serve.log",
+                 startup_seconds=STARTUP_SECONDS):  # fmt: skip
         yield url, key
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 def test_graphiql_sends_a_query_with_the_key_and_shows_the_result(

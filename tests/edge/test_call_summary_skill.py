@@ -4,11 +4,9 @@ a subprocess, the result checked over REST; the LLM path against a real HTTP ser
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from servers import free_port, serving
 
 from app.config import Settings
 from app.deps import build
@@ -32,12 +31,6 @@ Sam (Agency): Agreed. I'll send the revised media plan by Friday.
 Dana (Acme): And we will review the landing pages with the design team next week.
 """
 LLM_SUMMARY = "Acme moves 20% of display to search.\n\n**Action items**\n- Sam: media plan, Friday"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -72,36 +65,13 @@ def server(tmp_path: Path) -> Iterator[Server]:
     data_dir = tmp_path / "data"
     key = asyncio.run(create_tenant(data_dir))
     port = free_port()
-    log = (tmp_path / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-         "--host", "127.0.0.1", "--port", str(port)],
-        cwd=tmp_path,  # no stray .env is read
-        env=clean_env(JET_DATA_DIR=str(data_dir), JET_GRAPHIQL="false", PYTHONPATH=str(ROOT)),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not come up"
-            time.sleep(0.1)
+    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
+            "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+    env = clean_env(JET_DATA_DIR=str(data_dir), JET_GRAPHIQL="false", PYTHONPATH=str(ROOT))
+    # cwd: no stray .env is read.
+    with serving(argv, url=url, env=env, cwd=tmp_path, log=tmp_path / "server.log"):
         yield Server(url, key, data_dir)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def run_skill(server: Server, transcript: Path, *args: str, **env: str) -> dict[str, Any]:
