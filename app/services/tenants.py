@@ -5,6 +5,7 @@ Keys are 256-bit random secrets shown once; only their SHA-256 is stored. A slow
 SHA-256 is already infeasible to invert, and it keeps per-request auth cheap.
 """
 
+import asyncio
 import hashlib
 import hmac
 import secrets
@@ -77,6 +78,8 @@ class Authenticator:
     Verified keys are remembered for `ttl` seconds (a revoked key stops working within
     that time) so the hot path does not ask the control database on every request.
     Unknown keys are not cached, so a flood of wrong keys cannot evict good ones.
+    Concurrent requests with the same uncached key share one lookup: when a cached key
+    expires under load, the control database sees one query, not one per request.
     """
 
     def __init__(self, control: ControlDb, *, ttl: float, max_size: int = 10_000) -> None:
@@ -84,6 +87,7 @@ class Authenticator:
         self._ttl = ttl
         self._max = max_size
         self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._lookups: dict[str, asyncio.Future[str | None]] = {}
 
     async def tenant_for(self, secret: str) -> str | None:
         if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
@@ -93,6 +97,32 @@ class Authenticator:
         now = time.monotonic()
         if hit is not None and hit[1] > now:
             return hit[0]
+        pending = self._lookups.get(digest)
+        if pending is not None:
+            try:
+                return await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                if not pending.cancelled():
+                    raise  # this request itself was cancelled
+                return await self.tenant_for(secret)  # the leader went away: ask again
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._lookups[digest] = future
+        try:
+            tenant_id = await self._lookup(digest, now)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters (if any) get it, nobody else must
+            raise
+        else:
+            future.set_result(tenant_id)
+            return tenant_id
+        finally:
+            del self._lookups[digest]
+
+    async def _lookup(self, digest: str, now: float) -> str | None:
         found = await self._control.key_by_hash(digest)
         # The lookup is by hash; the constant-time compare guards the final equality
         # against timing even if the index lookup were ever replaced by a scan.

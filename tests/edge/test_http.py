@@ -1,6 +1,7 @@
 """The HTTP edge end to end with httpx against the app: auth before any GraphQL work, the
 GraphiQL page and its assets without a key, a full flow, masked errors, and the limits."""
 
+import asyncio
 import logging
 import re
 import shutil
@@ -413,3 +414,22 @@ async def test_a_401_carries_the_clients_request_id_or_a_new_one(client: httpx.A
         assert re.fullmatch(r"[0-9a-f]{32}", response.headers["x-request-id"])
     # Gap (reported, not asserted): a 200 response carries no X-Request-Id, and a masked
     # error names none, so a client cannot quote the id the log line was written with.
+
+
+async def test_concurrent_requests_with_an_uncached_key_share_one_lookup(
+    container: Container, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant, issued = await tenants.create_tenant(container.control, container.tenants, "herd")
+    calls = 0
+    real = container.control.key_by_hash
+
+    async def counting(digest: str) -> tuple[str, str, str] | None:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(0.01)  # a slow control database: everyone arrives meanwhile
+        return await real(digest)
+
+    monkeypatch.setattr(container.control, "key_by_hash", counting)
+    found = await asyncio.gather(*(container.auth.tenant_for(issued.secret) for _ in range(50)))
+    assert set(found) == {tenant.id} and calls == 1
+    assert await container.auth.tenant_for("jm_unknown") is None and calls == 2
