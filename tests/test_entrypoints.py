@@ -6,7 +6,6 @@ environment (data dir and Redis pointed at throwaway ones). No Docker engine nee
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML: via schemathesis (dev)
+from servers import free_port
 
 from app.embedded_redis import EmbeddedRedis
 
@@ -111,12 +111,6 @@ def healthcheck_argv(service: dict[str, Any]) -> list[str]:
 
 
 # --- running them -----------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,16 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
+from servers import free_port
 
 pytestmark = pytest.mark.slow
 
 JET = Path(sys.executable).parent / "jet-memory"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def alive(pid: int) -> bool:

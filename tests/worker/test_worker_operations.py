@@ -1,7 +1,6 @@
 """Operations of the worker: its own Prometheus endpoint, compaction run metrics (status,
 buckets, tokens, budget and DLP stops), and /readyz against a real Redis."""
 
-import socket
 from datetime import UTC, datetime
 from typing import Any
 
@@ -9,6 +8,7 @@ import httpx
 import pytest
 from arq.connections import ArqRedis
 from prometheus_client import REGISTRY
+from servers import free_port
 
 from app import metrics
 from app.config import Settings
@@ -20,12 +20,6 @@ from app.worker import shutdown, startup
 
 def sample(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def a_run(**changes: Any) -> CompactionRunRecord:
