@@ -104,14 +104,7 @@ def fill_entries(path: Path, rows: Iterator[tuple[Any, ...]]) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = OFF")  # a bulk load, not a durability test
-    while chunk := [r for _, r in zip(range(cb.BATCH), rows, strict=False)]:
-        conn.execute("BEGIN")
-        conn.executemany(
-            "INSERT INTO memory_entries (id, scope, scope_ref, title, summary, tags, importance,"
-            " source, created_at, updated_at, version) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            chunk,
-        )
-        conn.execute("COMMIT")
+    cb.insert_entries(conn, rows)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
 

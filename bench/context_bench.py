@@ -168,13 +168,8 @@ def event_rows(n: int, rng: random.Random, summary_of: dict[Any, str]) -> Iterat
                ts(at), ts(at), ts(cutoff) if folded else None, folded)  # fmt: skip
 
 
-def generate(path: Path, n_events: int, n_entries: int) -> None:
-    rng = random.Random(42)
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = OFF")  # a bulk load, not a durability test
-    started = time.perf_counter()
-    rows = entry_rows(n_entries, rng)
+def insert_entries(conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]]) -> None:
+    """Bulk-insert entry rows (the FTS triggers index them), BATCH rows per transaction."""
     while chunk := [r for _, r in zip(range(BATCH), rows, strict=False)]:
         conn.execute("BEGIN")
         conn.executemany(
@@ -183,6 +178,16 @@ def generate(path: Path, n_events: int, n_entries: int) -> None:
             chunk,
         )
         conn.execute("COMMIT")
+
+
+def generate(path: Path, n_events: int, n_entries: int) -> None:
+    rng = random.Random(42)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = OFF")  # a bulk load, not a durability test
+    started = time.perf_counter()
+    rows = entry_rows(n_entries, rng)
+    insert_entries(conn, rows)
     # Compressed events point at a summary entry of their own scope, as the compactor does.
     summary_of = {
         (s, r): i for i, s, r in conn.execute("SELECT id, scope, scope_ref FROM memory_entries")
