@@ -14,7 +14,7 @@ from conftest import TenantFixture, make_tenant
 from app.deps import Container
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.openapi import openapi_document
-from app.services import limits
+from app.services import cursors, limits
 
 EVENT = {"scope": "entity", "scopeRef": "ent_acme", "kind": "call_summary", "body": "Acme call."}
 ENTRY = {
@@ -779,3 +779,20 @@ async def test_openapi_documents_exactly_the_routes(client: httpx.AsyncClient) -
 async def test_an_entry_id_with_odd_characters_is_quoted_safely(api: Api) -> None:
     for raw in ["mem_%", "mem_'; DROP TABLE x;--", "mem_\u00e9"]:
         problem(await api.get(f"/memory/{quote(raw, safe='')}"), 404, "id")
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "key"),
+    [
+        ("/memory", "entries", ["not-a-date", "mem_x"]),
+        ("/memory/events", "events", ["2026-01-01T00:00:00", "evt_x"]),  # no time zone
+        ("/memory?search=roas", "entries-search", [2**70, 1]),
+        ("/memory/events?search=roas", "events-search", [1, -5]),
+    ],
+)
+async def test_forged_cursor_values_are_400_naming_cursor(
+    api: Api, path: str, kind: str, key: list[Any]
+) -> None:
+    sep = "&" if "?" in path else "?"
+    r = await api.get(f"{path}{sep}cursor={cursors.encode(kind, key)}")
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "cursor"
