@@ -7,12 +7,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 ASSETS := assets/node_modules/.installed
 
-.PHONY: assets browser serve test lint typecheck schema migrate bench clean help
+.PHONY: assets browser postgres serve test lint typecheck schema migrate bench clean help
 
 help:
 	@echo "make serve  - install, migrate, create a dev tenant, run the API and a worker (embedded Redis)"
 	@echo "make test   - install and run the whole test suite"
 	@echo "make browser - chromium (apt-get, as root on Debian) + playwright-core for the GraphiQL test"
+	@echo "make postgres - PostgreSQL 15 server binaries (apt-get, as root on Debian) for its backend's tests"
 	@echo "make lint   - ruff and mypy --strict"
 	@echo "make schema - regenerate schema.graphql from the code"
 	@echo "make bench  - run the benchmarks in bench/"
@@ -43,7 +44,7 @@ assets: $(ASSETS)
 # are root on Debian; elsewhere a note, and the test skips (JET_REQUIRE_BROWSER=1: fails).
 E2E := tests/e2e/node_modules/.installed
 CHROMIUM ?= /usr/bin/chromium
-CAN_INSTALL_BROWSER := $(shell [ "$$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
+CAN_APT_INSTALL := $(shell [ "$$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
 	&& command -v apt-get >/dev/null 2>&1 && echo 1)
 
 $(E2E): tests/e2e/package.json tests/e2e/package-lock.json
@@ -55,7 +56,7 @@ $(E2E): tests/e2e/package.json tests/e2e/package-lock.json
 
 browser: $(E2E)
 	@if [ -x $(CHROMIUM) ]; then :; \
-	elif [ "$(CAN_INSTALL_BROWSER)" = 1 ]; then \
+	elif [ "$(CAN_APT_INSTALL)" = 1 ]; then \
 		echo "installing chromium with apt-get (for the GraphiQL browser test)"; \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 \
@@ -66,15 +67,38 @@ browser: $(E2E)
 		echo "      the GraphiQL browser test will skip"; \
 	fi
 
+# The PostgreSQL backend's tests start throwaway servers (tests/postgres_server.py) from Debian's
+# postgresql-15, installed with apt-get when missing and we can (the same root + Debian + apt-get
+# test as for chromium); elsewhere a note, and those tests skip (JET_REQUIRE_POSTGRES=1: fail).
+# Debian's own cluster is not used (in a container, policy-rc.d keeps it from starting).
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then :; \
+	elif [ "$(CAN_APT_INSTALL)" = 1 ]; then \
+		echo "installing postgresql-15 with apt-get (for the PostgreSQL backend's tests)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends postgresql-15 >/dev/null 2>&1 \
+		|| { apt-get update >/dev/null && apt-get install -y --no-install-recommends postgresql-15 >/dev/null; } \
+		|| echo "apt-get could not install postgresql-15: the PostgreSQL tests will fail"; \
+	else \
+		echo "note: PostgreSQL's server (/usr/lib/postgresql/*/bin/postgres) is missing and cannot be"; \
+		echo "      installed here (needs root, Debian, apt-get): the PostgreSQL tests will skip"; \
+	fi
+
 serve: $(STAMP) $(ASSETS)
 	$(BIN)/jet-memory migrate
 	$(BIN)/jet-memory dev
 	$(BIN)/jet-memory up
 
-# Where `browser` can install chromium, the browser test must run (it fails, not skips).
-test: $(STAMP) $(ASSETS) browser
-	JET_REQUIRE_BROWSER=$(or $(JET_REQUIRE_BROWSER),$(CAN_INSTALL_BROWSER),0) \
+# Where `browser` can install chromium, the browser test must run (it fails, not skips); the
+# same for PostgreSQL. The whole suite runs on SQLite (the default backend), then the storage,
+# service and API tests run again on PostgreSQL (a throwaway server, a database per test).
+POSTGRES_TESTS ?= tests/storage tests/services tests/graphql tests/edge
+test: $(STAMP) $(ASSETS) browser postgres
+	JET_REQUIRE_BROWSER=$(or $(JET_REQUIRE_BROWSER),$(CAN_APT_INSTALL),0) \
+	JET_REQUIRE_POSTGRES=$(or $(JET_REQUIRE_POSTGRES),$(CAN_APT_INSTALL),0) \
 		$(BIN)/python -m pytest $(PYTEST_ARGS)
+	JET_REQUIRE_POSTGRES=$(or $(JET_REQUIRE_POSTGRES),$(CAN_APT_INSTALL),0) \
+		$(BIN)/python -m pytest --backend postgresql $(POSTGRES_TESTS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests bench migrations examples

@@ -7,18 +7,36 @@ so tests build their own Settings pointing at a temp dir.
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="JET_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+        env_prefix="JET_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        # Errors name the setting and the rule, never the value (a URL's password, a token).
+        hide_input_in_errors=True,
     )
 
     data_dir: Path = Field(
         default=Path("./data"),
         description="Where the control database and one SQLite file per tenant live.",
+    )
+    database_url: SecretStr | None = Field(
+        default=None,
+        description="Unset: SQLite files under JET_DATA_DIR (the embedded default). "
+        "`postgresql+asyncpg://user:password@host:5432/db`: PostgreSQL, one schema per "
+        "tenant and the control tables in schema `jet_control` (README, Scaling out).",
+    )
+    postgres_pool_size: int = Field(
+        default=20,
+        ge=1,
+        le=500,
+        description="PostgreSQL connections one process keeps (shared by every tenant).",
     )
     host: str = Field(default="127.0.0.1", description="Address `jet-memory serve` binds.")
     port: int = Field(default=8000, ge=1, le=65535, description="Port `jet-memory serve` binds.")
@@ -130,6 +148,35 @@ class Settings(BaseSettings):
         description="A run still RUNNING after this long is marked FAILED (interrupted) "
         "when the tenant's next run starts.",
     )
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, url: SecretStr | None) -> SecretStr | None:
+        # The URL carries a password: the error names the setting, never the value.
+        if url is None or not url.get_secret_value():
+            return None
+        scheme = url.get_secret_value().split("://", 1)[0]
+        if scheme in ("postgresql", "postgres"):
+            rest = url.get_secret_value().split("://", 1)[1]
+            return SecretStr(f"postgresql+asyncpg://{rest}")
+        if scheme != "postgresql+asyncpg":
+            raise ValueError(
+                "JET_DATABASE_URL must be a postgresql+asyncpg:// URL (leave it unset for SQLite)"
+            )
+        return url
+
+    @property
+    def postgres(self) -> bool:
+        """True when the storage backend is PostgreSQL (JET_DATABASE_URL)."""
+        return self.database_url is not None
+
+    @property
+    def storage_label(self) -> str:
+        """Where memory lives, for logs: never the URL's user or password."""
+        if self.database_url is None:
+            return f"SQLite in {self.data_dir}"
+        url = make_url(self.database_url.get_secret_value())
+        return f"PostgreSQL {url.host}:{url.port or 5432}/{url.database}"
 
     @property
     def control_db_path(self) -> Path:

@@ -142,7 +142,7 @@ async def startup(ctx: Ctx) -> None:
     ctx["http"] = httpx.AsyncClient()
     kw = ctx["redis"].connection_pool.connection_kwargs  # no password in what is logged
     redis_at = kw.get("path") or f"{kw.get('host')}:{kw.get('port')}/{kw.get('db', 0)}"
-    log.info("worker ready: data dir %s, Redis %s", settings.data_dir, redis_at)
+    log.info("worker ready: %s, Redis %s", settings.storage_label, redis_at)
 
 
 async def shutdown(ctx: Ctx) -> None:

@@ -24,6 +24,7 @@ from sqlalchemy.dialects import sqlite
 
 from app import ids
 from app.services import entries, search, tenants
+from app.storage import fulltext
 from app.storage.control_models import api_keys_table, tenants_table
 from app.storage.engine import write_transaction
 from app.storage.models import entries_table as en
@@ -129,12 +130,11 @@ async def search_tenant(data_dir: Path, n_entries: int) -> tuple[str, str]:
 
 def fts_sql(question: str, scope: str, scope_ref: str | None, hwm: int, first: int) -> str:
     """The exact SELECT the entry search runs (app/services/entries.py), as SQL text."""
-    match = search.match_expression(
-        search.text_query(question, search.ENTRY_TEXT_COLUMNS, field="filter.search"),
-        [search.scope_token(scope, scope_ref, with_ref=scope_ref is not None)],
+    query = fulltext.Search(
+        search.words(question, "filter.search"), scope=scope, scope_ref=scope_ref
     )
     stmt = (
-        entries.matching(match)
+        fulltext.entries(fulltext.Target("sqlite"), query, entries.COLUMNS)
         .where(en.c.seq <= hwm)
         .order_by(text("rank"), en.c.seq)
         .offset(0)

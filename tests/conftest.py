@@ -1,6 +1,15 @@
-"""Shared fixtures: a Container on a temp data dir, tenants with keys, an HTTP client."""
+"""Shared fixtures: a Container on a temp data dir, tenants with keys, an HTTP client.
 
-from collections.abc import AsyncIterator
+`--backend postgresql` (or JET_TEST_BACKEND=postgresql) runs the same tests on PostgreSQL:
+one server for the session (tests/postgres_server.py starts it, or JET_TEST_POSTGRES_URL
+names one), a fresh database per test. `make test` runs the storage, service and API
+tests on both backends. Tests marked `sqlite_only` (file modes, SQLite query plans, disk
+faults of a SQLite file) are skipped there; those marked `postgres_only` run only there.
+"""
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +33,73 @@ class TenantFixture:
         return {"Authorization": f"Bearer {self.key}"}
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        choices=["sqlite", "postgresql"],
+        default=os.environ.get("JET_TEST_BACKEND", "sqlite"),
+        help="storage backend of the `settings` fixture (default: sqlite)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only: tests of SQLite itself (skipped with --backend postgresql)"
+    )
+    config.addinivalue_line(
+        "markers", "postgres_only: tests of PostgreSQL itself (run with --backend postgresql)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    backend = config.getoption("--backend")
+    other = "sqlite_only" if backend == "postgresql" else "postgres_only"
+    skip = pytest.mark.skip(reason=f"{other}: not for --backend {backend}")
+    for item in items:
+        if other in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.config.getoption("--backend"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server(backend: str) -> Iterator[str | None]:
+    """The session's PostgreSQL server URL (None on the SQLite backend)."""
+    if backend != "postgresql":
+        yield None
+        return
+    from postgres_server import PostgresServer, find_bin_dir
+
+    if find_bin_dir() is None and not os.environ.get("JET_TEST_POSTGRES_URL"):
+        pytest.fail("--backend postgresql: no PostgreSQL binaries (run `make postgres`)")
+    with PostgresServer() as server:
+        yield server.url
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp_path / "data")  # type: ignore[call-arg]
+async def database_url(postgres_server: str | None) -> AsyncIterator[str | None]:
+    """A fresh, empty PostgreSQL database for this test (None on SQLite)."""
+    if postgres_server is None:
+        yield None
+        return
+    from postgres_server import create_database, drop_database
+
+    name = f"jet_test_{uuid.uuid4().hex[:16]}"
+    url = await create_database(postgres_server, name)
+    try:
+        yield url
+    finally:
+        await drop_database(postgres_server, name)
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str | None) -> Settings:
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None, data_dir=tmp_path / "data", database_url=database_url
+    )
 
 
 @pytest.fixture

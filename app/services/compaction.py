@@ -362,11 +362,15 @@ class _Run:
             return [_Bucket(Scope(r.scope), r.scope_ref) for r in await conn.execute(stmt)]
 
     async def _fan_out(self, buckets: list[_Bucket]) -> None:
-        pending = iter(buckets)
+        # turns[i] is set once bucket i holds a gateway slot (or is done): bucket i+1
+        # reserves budget and takes a slot only after it, so the oldest buckets get the
+        # budget and the gateway first however their reads interleave.
+        turns = [asyncio.Event() for _ in buckets]
+        pending = iter(enumerate(buckets))
 
         async def worker() -> None:
-            for bucket in pending:  # shared: each bucket goes to the next free worker
-                await self._bucket(bucket)
+            for i, bucket in pending:  # shared: each bucket goes to the next free worker
+                await self._bucket(bucket, turns[i - 1] if i else None, turns[i])
 
         # Twice as many buckets in flight as summaries: while `concurrency` buckets wait on
         # the gateway, the others are read, reserved and folded, so that database work never
@@ -381,15 +385,19 @@ class _Run:
                 raise eg.exceptions[0] from None
             raise
 
-    async def _bucket(self, bucket: _Bucket) -> None:
+    async def _bucket(
+        self, bucket: _Bucket, after: asyncio.Event | None, turn: asyncio.Event
+    ) -> None:
         calls: list[str] = []
         try:
             plan = await self._plan(bucket)
+            if after is not None:
+                await after.wait()
             if self.dry_run:
                 await self._check_budget_dry(plan)
             else:
                 calls = await self._reserve(plan)
-                results, usage = await self._summarise(bucket, plan, calls)
+                results, usage = await self._summarise(bucket, plan, calls, turn)
                 await self._fold(plan, results, calls, usage)
         except _Skip as skip:
             self._problem(bucket, str(skip))
@@ -406,6 +414,8 @@ class _Run:
             # only: the others go on. The class name alone: its text may quote event text.
             self._problem(bucket, f"unexpected error: {type(exc).__name__}")
             return
+        finally:
+            turn.set()
         self.compacted += 1
         self.periods += len(plan)
         self.events += sum(len(p.seqs) for p in plan)
@@ -563,7 +573,7 @@ class _Run:
     # --- step 3: summarise each period
 
     async def _summarise(
-        self, bucket: _Bucket, plan: list[_Period], calls: list[str]
+        self, bucket: _Bucket, plan: list[_Period], calls: list[str], turn: asyncio.Event
     ) -> tuple[list[tuple[SummaryResult, EntryIn]], list[budget.Usage]]:
         """A summary and its entry per period, and each call's usage; _Skip at the first
         failure (what was spent is settled first)."""
@@ -572,6 +582,7 @@ class _Run:
         usage: list[budget.Usage] = []
         try:
             async with self.slots:
+                turn.set()  # the next bucket may reserve and wait for a slot now
                 for period in plan:
                     done.append(await self._summarise_period(bucket, label, period, usage))
         except BaseException:

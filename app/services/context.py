@@ -20,6 +20,7 @@ from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import Entry, Event, Scope
 from app.services.tokens import cut_to_tokens, estimate_tokens
+from app.storage import fulltext
 from app.storage.engine import read_transaction
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
@@ -150,18 +151,19 @@ async def candidates(
     """
     if query is None:
         return await _top_entries(conn, scopes, limit)
-    match = search.match_expression(
+    found = fulltext.Search(
+        search.words(query, "query"),
         # No prefix terms: stemming already joins word forms, and bm25 would count the
         # documents of every word a prefix expands to (docs/context.md, "Tuning").
-        search.text_query(query, search.ENTRY_TEXT_COLUMNS, field="query", prefix=False),
-        [],
-        any_of=[search.scope_token(s, r, with_ref=True) for s, r in scopes],
+        prefix=False,
+        any_of=[(s.value, r) for s, r in scopes],
     )
-    inner = entries.matching(match, _KEY_COLUMNS).subquery()
+    inner = entries.matching(conn, found, _KEY_COLUMNS).subquery()
     stmt = select(inner).order_by(inner.c.rank, inner.c.seq).limit(max(POOL, limit))
     rows = list(await conn.execute(stmt))
-    # FTS5's bm25 is negative, better when lower; the best match of this query scores 1.
-    best = max((-r.rank for r in rows), default=0.0)
+    # The rank is better when lower (FTS5's bm25 is negative; PostgreSQL's ts_rank is
+    # negated to match); the best match of this query scores 1.
+    best = max((-r.rank for r in rows), default=0.0) or 1.0
     pool = {r.seq: Candidate(r.seq, r.importance, r.updated_at, -r.rank / best) for r in rows}
     if len(pool) < limit:
         for c in await _top_entries(conn, scopes, limit):

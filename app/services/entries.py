@@ -24,6 +24,7 @@ from app.services.records import (
     Page,
     Scope,
 )
+from app.storage import fulltext
 from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
@@ -35,9 +36,6 @@ COLUMNS = [
     en.c.id, en.c.scope, en.c.scope_ref, en.c.title, en.c.summary, en.c.tags,
     en.c.importance, en.c.source, en.c.created_at, en.c.updated_at, en.c.version,
 ]  # fmt: skip
-_fts = text("memory_entries_fts")
-# bm25 column weights: title, summary, tags, filters (filters never score).
-BM25_WEIGHTS = (5.0, 1.0, 3.0, 0.0)
 
 
 def to_entry(row: Any) -> Entry:
@@ -149,15 +147,6 @@ async def get_entries(db: TenantDb, entry_ids: Sequence[str]) -> dict[str, Entry
         return {row.id: to_entry(row) for row in rows}
 
 
-def _filter_tokens(flt: EntryFilter) -> list[str]:
-    tokens = [search.tag_token(t) for t in dict.fromkeys(flt.tags or [])]
-    if flt.scope is not None:
-        tokens.append(
-            search.scope_token(flt.scope, flt.scope_ref, with_ref=flt.scope_ref is not None)
-        )
-    return tokens
-
-
 async def list_entries(
     db: TenantDb, flt: EntryFilter, *, first: int, after: str | None
 ) -> Page[Entry]:
@@ -181,13 +170,9 @@ async def list_entries(
         if flt.search is not None:
             return await _search(conn, flt, conds, first=first, after=after)
         if flt.tags:
-            match = search.filter_query(_filter_tokens(flt))
+            scope = None if flt.scope is None else flt.scope.value
             conds.append(
-                en.c.seq.in_(
-                    select(text("rowid"))
-                    .select_from(_fts)
-                    .where(text("memory_entries_fts MATCH :tags").bindparams(tags=match))
-                )
+                fulltext.entries_tagged(fulltext.Target.of(conn), flt.tags, scope, flt.scope_ref)
             )
         if flt.scope is not None:
             conds.append(en.c.scope == flt.scope.value)
@@ -213,31 +198,29 @@ async def list_entries(
     return Page(edges, has_next_page=len(entries) > first)
 
 
-def matching(match: str, columns: Sequence[Any] = COLUMNS) -> Select[Any]:
-    """Entries matching an FTS5 expression: `columns`, `seq` and their bm25 `rank` (lower
-    is better). Shared by the entry search and the context loader (app/services/context.py).
-    """
-    rank = func.bm25(_fts, *BM25_WEIGHTS).label("rank")
-    return (
-        select(*columns, en.c.seq, rank)
-        .select_from(en.join(_fts, text("memory_entries_fts.rowid = memory_entries.seq")))
-        .where(text("memory_entries_fts MATCH :match").bindparams(match=match))
-    )
+def matching(
+    conn: AsyncConnection, query: fulltext.Search, columns: Sequence[Any] = COLUMNS
+) -> Select[Any]:
+    """Entries matching `query`: `columns`, `seq` and their `rank` (lower is better).
+    Shared by the entry search and the context loader (app/services/context.py)."""
+    return fulltext.entries(fulltext.Target.of(conn), query, columns)
 
 
 async def _search(
     conn: AsyncConnection, flt: EntryFilter, conds: list[Any], *, first: int, after: str | None
 ) -> Page[Entry]:
     assert flt.search is not None
-    match = search.match_expression(
-        search.text_query(flt.search, search.ENTRY_TEXT_COLUMNS, field="filter.search"),
-        _filter_tokens(flt),
+    query = fulltext.Search(
+        search.words(flt.search, "filter.search"),
+        scope=None if flt.scope is None else flt.scope.value,
+        scope_ref=None if flt.scope is None else flt.scope_ref,
+        tags=list(flt.tags or []),
     )
     hwm, offset = cursors.decode_search("entries-search", after)
     if hwm is None:
         hwm = (await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar_one()
     stmt = (
-        matching(match)
+        matching(conn, query)
         .where(en.c.seq <= hwm, *conds)
         .order_by(text("rank"), en.c.seq)
         .offset(offset)

@@ -13,9 +13,11 @@ from app import ids, metrics
 from app.errors import Conflict, JetError, JetErrors
 from app.services import cursors, search, validation
 from app.services.records import Appended, Edge, Event, EventFilter, EventIn, Page, Scope
+from app.storage import fulltext
 from app.storage.engine import read_transaction
 from app.storage.group_commit import GroupCommitter
 from app.storage.models import events_table as ev
+from app.storage.postgres import advisory_lock
 from app.storage.tenants import TenantDb
 from app.storage.types import utcnow
 
@@ -94,6 +96,10 @@ async def _apply_appends(
     keys = {e.idempotency_key for r in requests for e in r.events if e.idempotency_key}
     known: dict[str, Event] = {}
     if keys:
+        # PostgreSQL: another process may be appending the same key right now; the second
+        # waits here for the first to commit, then finds its event (a replay or a
+        # conflict, never a unique-key error). SQLite's BEGIN IMMEDIATE already serialises.
+        await advisory_lock(conn, *(f"idempotency/{k}" for k in keys))
         rows = await conn.execute(select(*COLUMNS).where(ev.c.idempotency_key.in_(keys)))
         known = {row.idempotency_key: to_event(row) for row in rows}
 
@@ -212,31 +218,22 @@ async def list_events(
     return Page(edges, has_next_page=len(events) > first)
 
 
-_fts = text("memory_events_fts")
-
-
 async def _search_events(
     conn: AsyncConnection, flt: EventFilter, conds: list[Any], *, first: int, after: str | None
 ) -> Page[Event]:
     assert flt.search is not None
-    tokens = []
-    if flt.scope is not None:
-        tokens.append(
-            search.scope_token(flt.scope, flt.scope_ref, with_ref=flt.scope_ref is not None)
-        )
-    match = search.match_expression(
-        search.text_query(flt.search, search.EVENT_TEXT_COLUMNS, field="filter.search"), tokens
+    query = fulltext.Search(
+        search.words(flt.search, "filter.search"),
+        scope=None if flt.scope is None else flt.scope.value,
+        scope_ref=None if flt.scope is None else flt.scope_ref,
     )
     if flt.scope is None and flt.scope_ref is not None:
         conds.append(ev.c.scope_ref == flt.scope_ref)
-    rank = func.bm25(_fts, 1.0, 2.0, 0.0).label("rank")
     hwm, offset = cursors.decode_search("events-search", after)
     if hwm is None:
         hwm = (await conn.execute(select(func.coalesce(func.max(ev.c.seq), 0)))).scalar_one()
     stmt = (
-        select(*COLUMNS, ev.c.seq, rank)
-        .select_from(ev.join(_fts, text("memory_events_fts.rowid = memory_events.seq")))
-        .where(text("memory_events_fts MATCH :match").bindparams(match=match))
+        fulltext.events(fulltext.Target.of(conn), query, COLUMNS)
         .where(ev.c.seq <= hwm, *conds)
         .order_by(text("rank"), ev.c.seq)
         .offset(offset)

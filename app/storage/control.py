@@ -1,6 +1,7 @@
 """The control database: tenants, API key hashes and tenant policies. No memory is ever
 stored here. The file is created readable by its owner alone (0600): a policy row holds
-the tenant's gateway key, which the compactor must be able to send."""
+the tenant's gateway key, which the compactor must be able to send. On PostgreSQL these
+tables live in schema `jet_control`."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
-from app.storage import migrate
+from app.storage import migrate, postgres
 from app.storage.control_models import api_keys_table as keys_t
 from app.storage.control_models import tenant_policies_table as policies_t
 from app.storage.control_models import tenants_table as tenants_t
@@ -43,20 +44,33 @@ class DuplicateName(Exception):
 
 class ControlDb:
     def __init__(self, settings: Settings) -> None:
-        settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.engine: AsyncEngine = sqlite_engine(
-            settings.control_db_path,
-            synchronous="FULL",
-            busy_timeout_ms=settings.sqlite_busy_timeout_ms,
-            pool_size=4,
-        )
+        self._raw: AsyncEngine
+        self._schema: str | None = None
+        if settings.database_url is not None:
+            # PostgreSQL: the control tables in schema jet_control, on a small pool of
+            # their own (auth lookups never wait behind tenant traffic).
+            self._schema = postgres.CONTROL_SCHEMA
+            self._raw = postgres.engine(
+                settings.database_url.get_secret_value(),
+                pool_size=4,
+                application_name="jet-memory control",
+            )
+            self.engine: AsyncEngine = postgres.for_schema(self._raw, self._schema)
+        else:
+            settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._raw = self.engine = sqlite_engine(
+                settings.control_db_path,
+                synchronous="FULL",
+                busy_timeout_ms=settings.sqlite_busy_timeout_ms,
+                pool_size=4,
+            )
 
     async def migrate(self) -> bool:
-        async with write_transaction(self.engine) as conn:
-            return await migrate.upgrade(conn, "control")
+        async with write_transaction(self._raw) as conn:
+            return await migrate.upgrade(conn, "control", self._schema)
 
     async def aclose(self) -> None:
-        await self.engine.dispose()
+        await self._raw.dispose()
 
     async def insert_tenant(self, *, tenant_id: str, name: str) -> TenantRow:
         row = TenantRow(id=tenant_id, name=name, status="active", created_at=utcnow())
@@ -152,6 +166,8 @@ class ControlDb:
         """Store the tenant's whole policy (every column but tenant_id and updated_at)."""
         values = {**policy, "updated_at": utcnow()}
         async with write_transaction(self.engine) as conn:
+            # Update, else insert: on PostgreSQL two saves at once must not both insert.
+            await postgres.advisory_lock(conn, f"policy/{tenant_id}")
             done = await conn.execute(
                 update(policies_t).where(policies_t.c.tenant_id == tenant_id).values(values)
             )

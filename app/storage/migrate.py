@@ -16,14 +16,17 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.storage.postgres import advisory_lock
+
 Kind = Literal["tenant", "control"]
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 
 
 def is_fts_object(name: str | None) -> bool:
-    # FTS5 virtual tables (and their shadow tables) exist only in migrations: alembic
-    # cannot model them and autogenerate would otherwise propose dropping them.
-    return name is not None and "_fts" in name
+    # FTS5 virtual tables (and their shadow tables) and PostgreSQL's tsvector columns and
+    # their indexes exist only in migrations: the models cannot carry them and autogenerate
+    # would otherwise propose dropping them.
+    return name is not None and ("_fts" in name or "search" in name)
 
 
 def alembic_config(kind: Kind, url: str | None = None) -> Config:
@@ -41,11 +44,34 @@ def head_revision(kind: Kind) -> str:
     return head
 
 
-async def current_revision(conn: AsyncConnection) -> str | None:
+async def current_revision(conn: AsyncConnection, schema: str | None = None) -> str | None:
+    if conn.dialect.name == "postgresql":
+        # A failed statement would abort the caller's transaction: look before reading.
+        table = f'"{schema}".alembic_version' if schema else "alembic_version"
+        found = await conn.execute(text("SELECT to_regclass(:t)"), {"t": table})
+        if found.scalar() is None:
+            return None
+        row = (await conn.execute(text(f"SELECT version_num FROM {table}"))).first()
+        return None if row is None else str(row[0])
     try:
         row = (await conn.execute(text("SELECT version_num FROM alembic_version"))).first()
     except OperationalError:  # no alembic_version table: a new, empty database
         return None
+    return None if row is None else str(row[0])
+
+
+async def _committed_revision(conn: AsyncConnection, schema: str) -> str | None:
+    """current_revision after waiting for another migrator: to_regclass() may answer from
+    this backend's catalog cache, which the advisory lock does not refresh; a scan of
+    pg_tables sees what the other transaction committed."""
+    found = await conn.execute(
+        text("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s "
+             "AND tablename = 'alembic_version'"),
+        {"s": schema},
+    )  # fmt: skip
+    if found.first() is None:
+        return None
+    row = (await conn.execute(text(f'SELECT version_num FROM "{schema}".alembic_version'))).first()
     return None if row is None else str(row[0])
 
 
@@ -55,13 +81,30 @@ def upgrade_sync(conn: Connection, kind: Kind) -> None:
     command.upgrade(cfg, "head")
 
 
-async def upgrade(conn: AsyncConnection, kind: Kind) -> bool:
-    """Bring the database behind `conn` to head inside the caller's transaction.
+async def upgrade(conn: AsyncConnection, kind: Kind, schema: str | None = None) -> bool:
+    """Bring the database (on PostgreSQL: `schema`) behind `conn` to head inside the
+    caller's transaction.
 
-    Returns True when a migration ran. Cheap when already at head: one SELECT.
+    Returns True when a migration ran. Cheap when already at head: one SELECT (two on
+    PostgreSQL).
     """
-    if await current_revision(conn) == head_revision(kind):
+    if conn.dialect.name != "postgresql":
+        if await current_revision(conn) == head_revision(kind):
+            return False
+        await conn.run_sync(upgrade_sync, kind)
+        return True
+    assert schema is not None and schema.replace("_", "").isalnum(), schema
+    if await current_revision(conn, schema) == head_revision(kind):
         return False
+    # Two processes opening a new tenant at once: the second waits here, then finds it
+    # migrated (SQLite gets the same from BEGIN IMMEDIATE).
+    await advisory_lock(conn, f"migrate/{schema}")
+    if await _committed_revision(conn, schema) == head_revision(kind):
+        return False
+    await conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
+    # Unqualified names in the migrations (and alembic's version table) land in the
+    # schema; SET LOCAL ends with this transaction, so no pooled connection keeps it.
+    await conn.execute(text(f'SET LOCAL search_path TO "{schema}"'))
     await conn.run_sync(upgrade_sync, kind)
     return True
 
@@ -70,7 +113,7 @@ def run_env(context: Any, metadata: MetaData) -> None:
     """Body of both env.py files: migrate the given connection, or the configured URL."""
 
     def include_object(obj: Any, name: str | None, type_: str, *_: Any) -> bool:
-        return not (type_ == "table" and is_fts_object(name))
+        return not (type_ in ("table", "column", "index") and is_fts_object(name))
 
     def run(conn: Connection) -> None:
         context.configure(

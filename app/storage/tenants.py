@@ -1,9 +1,12 @@
-"""Per-tenant databases: one SQLite file each, opened on demand, kept in a bounded LRU.
+"""Per-tenant databases: one SQLite file each (or, on PostgreSQL, one schema each),
+opened on demand, kept in a bounded LRU.
 
 The only way to reach a tenant's memory is `TenantDatabases.lease(tenant_id)`, with a
 tenant id that the edge took from a verified API key. A database is migrated to head the
 first time a process opens it. Evicted databases close once their last lease ends, so
-10,000 tenants never means 10,000 open files.
+10,000 tenants never means 10,000 open files. On PostgreSQL every tenant shares the
+process's connection pool (app/storage/postgres.py); the LRU then bounds the per-tenant
+helpers (group committers) held in memory.
 """
 
 import asyncio
@@ -16,7 +19,7 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
-from app.storage import migrate
+from app.storage import migrate, postgres
 from app.storage.engine import sqlite_engine, write_transaction
 
 log = logging.getLogger(__name__)
@@ -25,9 +28,10 @@ log = logging.getLogger(__name__)
 class TenantDb:
     """An open tenant database. Services get it from a lease and never keep it."""
 
-    def __init__(self, tenant_id: str, engine: AsyncEngine) -> None:
+    def __init__(self, tenant_id: str, engine: AsyncEngine, *, owns_engine: bool = True) -> None:
         self.tenant_id = tenant_id
         self.engine = engine
+        self._owns_engine = owns_engine  # False: a view of the shared PostgreSQL pool
         self.leases = 0
         self.evicted = False
         # Per-database helpers that live as long as it (e.g. the group committer); any
@@ -39,7 +43,8 @@ class TenantDb:
             aclose = getattr(extra, "aclose", None)
             if aclose is not None:
                 await aclose()
-        await self.engine.dispose()
+        if self._owns_engine:
+            await self.engine.dispose()
 
 
 class TenantDatabases:
@@ -48,7 +53,17 @@ class TenantDatabases:
         self._open: OrderedDict[str, TenantDb] = OrderedDict()
         self._opening: dict[str, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
-        settings.tenants_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._shared: AsyncEngine | None = None
+        if settings.database_url is not None:
+            self._shared = postgres.engine(
+                settings.database_url.get_secret_value(), pool_size=settings.postgres_pool_size
+            )
+        else:
+            settings.tenants_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    @property
+    def backend(self) -> str:
+        return "sqlite" if self._shared is None else "postgresql"
 
     def path(self, tenant_id: str) -> Path:
         # Tenant ids are generated (ten_ + ULID), never user text: safe as a file name.
@@ -78,6 +93,9 @@ class TenantDatabases:
 
     async def migrate(self, tenant_id: str) -> bool:
         """Migrate one tenant database to head now; True when a migration ran."""
+        if self._shared is not None:
+            async with write_transaction(self._shared) as conn:
+                return await migrate.upgrade(conn, "tenant", postgres.tenant_schema(tenant_id))
         engine = self._engine(tenant_id)
         try:
             async with write_transaction(engine) as conn:
@@ -92,6 +110,8 @@ class TenantDatabases:
             await db.close()
         if self._closing:
             await asyncio.gather(*self._closing)
+        if self._shared is not None:
+            await self._shared.dispose()
 
     def _engine(self, tenant_id: str) -> AsyncEngine:
         s = self._settings
@@ -118,6 +138,12 @@ class TenantDatabases:
         return db
 
     async def _open_db(self, tenant_id: str) -> TenantDb:
+        if self._shared is not None:
+            schema = postgres.tenant_schema(tenant_id)
+            async with write_transaction(self._shared) as conn:
+                if await migrate.upgrade(conn, "tenant", schema):
+                    log.info("migrated tenant schema", extra={"tenant_id": tenant_id})
+            return TenantDb(tenant_id, postgres.for_schema(self._shared, schema), owns_engine=False)
         engine = self._engine(tenant_id)
         try:
             # BEGIN IMMEDIATE: two processes opening a new tenant at once migrate it once.

@@ -9,13 +9,14 @@ from sqlalchemy.types import TypeDecorator
 
 
 class UTCDateTime(TypeDecorator[datetime]):
-    """Aware UTC datetimes in Python, naive UTC in SQLite (which has no time zones).
+    """Aware UTC datetimes in Python, naive UTC in SQLite (which has no time zones),
+    `timestamptz` in PostgreSQL.
 
     Every timestamp is stored in UTC so ISO text sorts in time order and keyset
     cursors compare correctly.
     """
 
-    impl = DateTime
+    impl = DateTime(timezone=True)
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:

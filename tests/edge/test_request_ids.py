@@ -44,6 +44,7 @@ async def test_masked_errors_carry_the_request_id(
     assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR", "requestId": "trace-43"}
 
 
+@pytest.mark.sqlite_only  # a corrupt file; PostgreSQL's faults: tests/storage/test_postgres.py
 async def test_a_tenant_whose_database_fails_gets_json_500_others_unaffected(
     client: httpx.AsyncClient, container: Container, monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -69,6 +70,7 @@ async def test_a_tenant_whose_database_fails_gets_json_500_others_unaffected(
     assert isinstance(container.tenants, TenantDatabases)
 
 
+@pytest.mark.sqlite_only
 async def test_rest_internal_errors_are_problem_json(
     client: httpx.AsyncClient, container: Container
 ) -> None:

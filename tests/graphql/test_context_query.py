@@ -1,11 +1,12 @@
 """memoryContext through `schema.execute` (fields, defaults, query errors) and over HTTP."""
 
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 from conftest import TenantFixture
-from sqlalchemy import text
+from sqlalchemy import update
 
 from app.deps import Container
 from app.graphql.context import Context
@@ -15,6 +16,7 @@ from app.services import entries, events
 from app.services.records import EntryIn, EventIn, Scope
 from app.services.tokens import estimate_tokens
 from app.storage.engine import write_transaction
+from app.storage.models import events_table
 from app.storage.tenants import TenantDb
 
 CONTEXT = """
@@ -68,10 +70,10 @@ async def seed(db: TenantDb) -> dict[str, str]:
     )
     async with write_transaction(db.engine) as conn:
         await conn.execute(
-            text("UPDATE memory_events SET compressed_at = '2026-05-01 00:00:00.000000', "
-                 "compressed_into = :into WHERE id = :id"),
-            {"into": budget.id, "id": folded.event.id},
-        )  # fmt: skip
+            update(events_table)
+            .where(events_table.c.id == folded.event.id)
+            .values(compressed_at=datetime(2026, 5, 1, tzinfo=UTC), compressed_into=budget.id)
+        )
     return {"budget": budget.id, "policy": policy.id, "call": call.event.id,
             "folded": folded.event.id}  # fmt: skip
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import insert, update
 
 from app.deps import Container
 from app.graphql.context import Context
@@ -13,7 +13,7 @@ from app.graphql.schema import schema
 from app.services import entries
 from app.services.records import EntryIn, EntrySource, Scope
 from app.storage.engine import write_transaction
-from app.storage.models import entry_sources_table
+from app.storage.models import entry_sources_table, events_table
 from app.storage.tenants import TenantDb
 
 
@@ -153,8 +153,9 @@ async def test_compressed_into_and_source_events(run: Any, db: TenantDb) -> None
         await conn.execute(insert(entry_sources_table),
                            [{"entry_id": summary.id, "event_id": e, "position": i}
                             for i, e in enumerate(ids)])  # fmt: skip
-        fold = text("UPDATE memory_events SET compressed_at = :n, compressed_into = :s")
-        await conn.execute(fold, {"n": now.replace(tzinfo=None), "s": summary.id})
+        await conn.execute(
+            update(events_table).values(compressed_at=now, compressed_into=summary.id)
+        )
     r = await run("""{ memoryEvents(filter: {compressed: true}) { edges { node {
         id compressedInto { id source sourceEvents(first: 2) { edges { node { id } }
         pageInfo { hasNextPage } } } } } } }""")

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import insert, select, text
+from sqlalchemy import func, insert, select
 
 from app.adapters.dlp import DlpMode
 from app.adapters.gateway import Gateway, GatewayConfig, estimate_messages_tokens
@@ -29,7 +29,8 @@ from app.services.compaction import (
 from app.services.policies import TenantPolicy
 from app.services.records import Entry, EntrySource, EventFilter, EventIn, Scope
 from app.storage.engine import read_transaction, write_transaction
-from app.storage.models import compaction_runs_table, llm_calls_table
+from app.storage.models import compaction_runs_table, entry_sources_table, llm_calls_table
+from app.storage.models import entries_table as en_t
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases, TenantDb
 from tests.conftest import TenantFixture
@@ -122,10 +123,10 @@ async def folded(db: TenantDb) -> dict[str, Folded]:
 
 async def provenance(db: TenantDb) -> list[tuple[str, str, int]]:
     async with read_transaction(db.engine) as conn:
+        src = entry_sources_table
         rows = await conn.execute(
-            text(
-                "SELECT entry_id, event_id, position FROM memory_entry_sources "
-                "ORDER BY entry_id, position"
+            select(src.c.entry_id, src.c.event_id, src.c.position).order_by(
+                src.c.entry_id, src.c.position
             )
         )
         return [(r.entry_id, r.event_id, r.position) for r in rows]
@@ -357,7 +358,7 @@ async def test_a_stall_past_the_timeout_leaves_the_bucket(
     assert await untouched(db, stuck)
     assert [(c["status"], c["prompt_tokens"]) for c in await llm_calls(db)] == [("failed", 0)]
     async with read_transaction(db.engine) as conn:
-        assert (await conn.execute(text("SELECT count(*) FROM memory_entries"))).scalar() == 0
+        assert (await conn.execute(select(func.count()).select_from(en_t))).scalar() == 0
 
 
 async def test_an_undecodable_answer_fails_only_its_bucket(
@@ -620,7 +621,7 @@ async def test_a_dry_run_sends_and_writes_nothing_but_its_run(
     assert result.entries_created == [] and result.prompt_tokens == 0
     assert gw.received == [] and await llm_calls(db) == [] and await untouched(db, ids)
     async with read_transaction(db.engine) as conn:
-        assert (await conn.execute(text("SELECT count(*) FROM memory_entries"))).scalar() == 0
+        assert (await conn.execute(select(func.count()).select_from(en_t))).scalar() == 0
     stored = await compaction.get_run(db, result.id)
     assert stored == result
 
@@ -681,7 +682,7 @@ async def test_two_runs_at_once_never_fold_an_event_twice(
     assert all(state[e].compressed_into == entry for entry, e, _ in links)
     assert a.buckets_compacted + b.buckets_compacted == buckets
     async with read_transaction(db.engine) as conn:
-        count = (await conn.execute(text("SELECT count(*) FROM memory_entries"))).scalar()
+        count = (await conn.execute(select(func.count()).select_from(en_t))).scalar()
     assert count == buckets == len(a.entries_created) + len(b.entries_created)  # no duplicate
     # Both runs raced for the same buckets (the gateway's delay overlaps them); the loser
     # of each race rolled back and said so.

@@ -12,7 +12,7 @@ import pytest
 from conftest import make_tenant
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select, update
 
 from app.deps import Container
 from app.errors import InvalidInput, JetError, TooLarge
@@ -21,7 +21,7 @@ from app.services.context import load_context
 from app.services.records import Entry, EntryIn, EntrySource, Event, EventIn, Scope
 from app.services.tokens import estimate_tokens
 from app.storage.engine import read_transaction, write_transaction
-from app.storage.models import entries_table
+from app.storage.models import entries_table, events_table
 from app.storage.tenants import TenantDb
 
 LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "context_labelled.json"
@@ -53,9 +53,9 @@ async def compress(db: TenantDb, event: Event, into: Entry) -> None:
     # What the compactor does; the trigger lets exactly these two columns change.
     async with write_transaction(db.engine) as conn:
         await conn.execute(
-            text("UPDATE memory_events SET compressed_at = :at, compressed_into = :into "
-                 "WHERE id = :id"),
-            {"at": "2026-05-01 00:00:00.000000", "into": into.id, "id": event.id},
+            update(events_table)
+            .where(events_table.c.id == event.id)
+            .values(compressed_at=datetime(2026, 5, 1, tzinfo=UTC), compressed_into=into.id),
         )  # fmt: skip
 
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import insert, text
+from sqlalchemy import insert, update
 
 from app.errors import Conflict, Forbidden, InvalidInput, JetError, NotFound, TooLarge
 from app.services import entries, events, limits
@@ -19,7 +19,7 @@ from app.services.records import (
     Scope,
 )
 from app.storage.engine import write_transaction
-from app.storage.models import entry_sources_table
+from app.storage.models import entry_sources_table, events_table
 from app.storage.tenants import TenantDb
 
 
@@ -110,8 +110,7 @@ async def test_deleting_a_compactor_entry_releases_its_events(db: TenantDb) -> N
             ],
         )
         await conn.execute(
-            text("UPDATE memory_events SET compressed_at = :now, compressed_into = :id"),
-            {"now": now.replace(tzinfo=None), "id": summary.id},
+            update(events_table).values(compressed_at=now, compressed_into=summary.id)
         )
     sources = await entries.source_events(db, summary.id, first=2, after=None)
     assert [e.node.body for e in sources.edges] == ["e0", "e1"] and sources.has_next_page

@@ -63,6 +63,7 @@ async def test_the_gateway_key_is_never_shown(container: Container, tenant: Tena
     assert "gateway key: unset" in unset.describe()
 
 
+@pytest.mark.sqlite_only
 def test_the_control_database_is_readable_by_its_owner_only(container: Container) -> None:
     path = container.settings.control_db_path
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

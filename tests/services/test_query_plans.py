@@ -4,6 +4,7 @@ migrated tenant database: the plan SQLite picks is the same at 10 rows as at 100
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 
 from app.services import entries
@@ -11,6 +12,8 @@ from app.services.context import load_context
 from app.services.records import EntryFilter, EntryIn, Scope
 from app.storage.engine import read_transaction
 from app.storage.tenants import TenantDb
+
+pytestmark = pytest.mark.sqlite_only  # SQLite's EXPLAIN QUERY PLAN
 
 ACME = "acme-outdoor"
 

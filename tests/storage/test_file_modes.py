@@ -14,6 +14,8 @@ from app.services import events, tenants
 from app.services.records import EventIn, Scope
 from app.storage.engine import write_transaction
 
+pytestmark = pytest.mark.sqlite_only  # file modes of SQLite files
+
 
 def existing(dbs: list[Path]) -> list[Path]:
     return [*dbs, *(Path(f"{f}-wal") for f in dbs if os.path.exists(f"{f}-wal"))]

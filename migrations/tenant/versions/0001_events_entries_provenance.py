@@ -127,6 +127,14 @@ def upgrade() -> None:
     with op.batch_alter_table("memory_entry_sources", schema=None) as batch_op:
         batch_op.create_index("ix_memory_entry_sources_event", ["event_id"], unique=False)
 
+    if op.get_bind().dialect.name == "postgresql":
+        _postgres_search_and_guards()
+    else:
+        _sqlite_search_and_guards()
+    # ### end Alembic commands ###
+
+
+def _sqlite_search_and_guards() -> None:
     # Full-text indexes (FTS5, porter stemming). `filters` holds one opaque token per
     # scope, scope+scopeRef and tag (see app/services/search.py), so filters are applied
     # inside the MATCH instead of after it. Contentful tables keyed by `seq`.
@@ -173,21 +181,86 @@ def upgrade() -> None:
                 'memory_events are immutable: only compressed_at/compressed_into may change');
         END""")
 
-    # ### end Alembic commands ###
+
+def _postgres_search_and_guards() -> None:
+    # Full-text search (tsvector) in generated columns with GIN indexes; the weights A/B/D
+    # mirror the bm25 column weights of the SQLite path (title 5, tags 3, summary 1; kind 2,
+    # body 1). Scope, scopeRef and tags are filtered as plain columns.
+    #
+    # The text search configuration `jet_english` is english (snowball stemming) without
+    # stop words, like FTS5's porter tokenizer: which words count is the service's policy
+    # (app/services/search.py), so "who is it?" searches on both backends.
+    op.execute("CREATE TEXT SEARCH DICTIONARY jet_english_stem (TEMPLATE = snowball, "
+               "Language = english)")
+    op.execute("CREATE TEXT SEARCH CONFIGURATION jet_english (COPY = english)")
+    op.execute("ALTER TEXT SEARCH CONFIGURATION jet_english ALTER MAPPING FOR asciiword, "
+               "asciihword, hword_asciipart, word, hword, hword_part WITH jet_english_stem")
+    op.execute("""
+        ALTER TABLE memory_entries ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('jet_english'::regconfig, title), 'A')
+            || setweight(to_tsvector('jet_english'::regconfig, tags), 'B')
+            || setweight(to_tsvector('jet_english'::regconfig, summary), 'D')
+        ) STORED""")
+    op.execute("CREATE INDEX ix_memory_entries_search ON memory_entries USING gin (search_vector)")
+    op.execute("""
+        ALTER TABLE memory_events ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('jet_english'::regconfig, kind), 'B')
+            || setweight(to_tsvector('jet_english'::regconfig, body), 'D')
+        ) STORED""")
+    op.execute("CREATE INDEX ix_memory_events_search ON memory_events USING gin (search_vector)")
+
+    # The event log is append-only in the database itself, whatever client writes to it.
+    op.execute("""
+        CREATE FUNCTION memory_events_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP IN ('DELETE', 'TRUNCATE') THEN
+                RAISE EXCEPTION 'memory_events is append-only: events are never deleted'
+                    USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            IF (NEW.seq, NEW.id, NEW.scope, NEW.scope_ref, NEW.kind, NEW.body, NEW.source,
+                NEW.source_ref, NEW.occurred_at, NEW.recorded_at, NEW.idempotency_key)
+               IS DISTINCT FROM
+               (OLD.seq, OLD.id, OLD.scope, OLD.scope_ref, OLD.kind, OLD.body, OLD.source,
+                OLD.source_ref, OLD.occurred_at, OLD.recorded_at, OLD.idempotency_key) THEN
+                RAISE EXCEPTION
+                    'memory_events are immutable: only compressed_at/compressed_into may change'
+                    USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            RETURN NEW;
+        END $$""")
+    op.execute("""
+        CREATE TRIGGER memory_events_no_delete BEFORE DELETE ON memory_events
+        FOR EACH ROW EXECUTE FUNCTION memory_events_guard()""")
+    op.execute("""
+        CREATE TRIGGER memory_events_no_truncate BEFORE TRUNCATE ON memory_events
+        FOR EACH STATEMENT EXECUTE FUNCTION memory_events_guard()""")
+    op.execute("""
+        CREATE TRIGGER memory_events_immutable BEFORE UPDATE ON memory_events
+        FOR EACH ROW EXECUTE FUNCTION memory_events_guard()""")
 
 
 def downgrade() -> None:
-    for trigger in (
-        "memory_events_immutable",
-        "memory_events_no_delete",
-        "memory_events_fts_insert",
-        "memory_entries_fts_delete",
-        "memory_entries_fts_update",
-        "memory_entries_fts_insert",
-    ):
-        op.execute(f"DROP TRIGGER {trigger}")
-    op.execute("DROP TABLE memory_events_fts")
-    op.execute("DROP TABLE memory_entries_fts")
+    if op.get_bind().dialect.name == "postgresql":
+        # The generated columns and their indexes go with the tables; the guard with its
+        # triggers.
+        op.execute("DROP TRIGGER memory_events_immutable ON memory_events")
+        op.execute("DROP TRIGGER memory_events_no_truncate ON memory_events")
+        op.execute("DROP TRIGGER memory_events_no_delete ON memory_events")
+        op.execute("DROP FUNCTION memory_events_guard()")
+        op.execute("DROP TEXT SEARCH CONFIGURATION jet_english")
+        op.execute("DROP TEXT SEARCH DICTIONARY jet_english_stem")
+    else:
+        for trigger in (
+            "memory_events_immutable",
+            "memory_events_no_delete",
+            "memory_events_fts_insert",
+            "memory_entries_fts_delete",
+            "memory_entries_fts_update",
+            "memory_entries_fts_insert",
+        ):
+            op.execute(f"DROP TRIGGER {trigger}")
+        op.execute("DROP TABLE memory_events_fts")
+        op.execute("DROP TABLE memory_entries_fts")
     # ### commands auto generated by Alembic - please adjust! ###
     with op.batch_alter_table("memory_entry_sources", schema=None) as batch_op:
         batch_op.drop_index("ix_memory_entry_sources_event")

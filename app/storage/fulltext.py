@@ -1,0 +1,260 @@
+"""Full-text search, per backend: SQLite FTS5 (bm25) or PostgreSQL tsvector (ts_rank).
+
+The services say what they look for (the words of a question, and scope, scopeRef and tag
+filters); this module says how each backend finds it. Both return the same shape: the
+columns asked for, the row's `seq` and a `rank` that is better when lower (FTS5's bm25 is
+negative; PostgreSQL's ts_rank is negated to match), so ordering, paging and the context
+loader's scaling are the same code on both.
+
+- SQLite: contentful FTS5 tables kept by triggers (tenant migration 0001), porter stemming.
+  Filters are opaque tokens in the index's `filters` column, so they narrow the MATCH
+  itself rather than filtering its results afterwards.
+- PostgreSQL: generated `search_vector` columns (snowball english stemming, no stop words,
+  weights A/B/D) with GIN indexes; filters are plain column conditions. Ranking differs
+  in scale, not in intent: docs/postgresql.md compares the two.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    cast,
+    column,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.storage import postgres
+from app.storage.models import entries_table as en
+from app.storage.models import events_table as ev
+
+MIN_PREFIX_LEN = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """What to find: any of `words` (none required; matching more ranks higher), in rows
+    that pass every filter."""
+
+    words: Sequence[str]
+    prefix: bool = True  # a word also matches as a prefix (3 characters or more)
+    scope: str | None = None
+    scope_ref: str | None = None  # with `scope`: that exact scope/scopeRef
+    tags: Sequence[str] = ()  # every one of them
+    # At least one of these exact (scope, scopeRef) pairs (the context loader).
+    any_of: Sequence[tuple[str, str | None]] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Which backend a statement is for, and (PostgreSQL) the tenant's schema."""
+
+    dialect: str
+    schema: str | None = None
+
+    @classmethod
+    def of(cls, conn: AsyncConnection) -> "Target":
+        return cls(conn.dialect.name, postgres.schema_of(conn))
+
+
+def entries(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
+    """Entries matching `s`: `columns`, `seq` and `rank` (lower is better)."""
+    if target.dialect == "postgresql":
+        return _pg_matching(target, en, s, columns, _PG_ENTRY_WEIGHTS, tags=True)
+    return _fts5_entries(s, columns)
+
+
+def events(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
+    """Events matching `s` (no tags): `columns`, `seq` and `rank` (lower is better)."""
+    if target.dialect == "postgresql":
+        return _pg_matching(target, ev, s, columns, _PG_EVENT_WEIGHTS, tags=False)
+    return _fts5_events(s, columns)
+
+
+def entries_tagged(
+    target: Target, tags: Sequence[str], scope: str | None, scope_ref: str | None
+) -> ColumnElement[bool]:
+    """A condition: the entry carries every one of `tags` (for lists without a search)."""
+    if target.dialect == "postgresql":
+        contains: ColumnElement[bool] = cast(en.c.tags, JSONB).contains(list(tags))
+        return contains
+    tokens = [tag_token(t) for t in dict.fromkeys(tags)] + _scope_tokens(scope, scope_ref)
+    in_index: ColumnElement[bool] = en.c.seq.in_(
+        select(text("rowid"))
+        .select_from(text("memory_entries_fts"))
+        .where(text("memory_entries_fts MATCH :tags").bindparams(tags=filter_query(tokens)))
+    )
+    return in_index
+
+
+# ------------------------------------------------------------------------ SQLite FTS5
+
+ENTRY_TEXT_COLUMNS = "{title summary tags}"
+EVENT_TEXT_COLUMNS = "{body kind}"
+# bm25 column weights: title, summary, tags, filters (filters never score); body, kind.
+BM25_ENTRY_WEIGHTS = (5.0, 1.0, 3.0, 0.0)
+BM25_EVENT_WEIGHTS = (1.0, 2.0, 0.0)
+
+
+def filter_token(marker: str, value: str) -> str:
+    """One FTS token for a filter value; twin of the SQL in the tenant migration 0001.
+
+    Hex keeps any value a single alphanumeric token; the trailing digit keeps the porter
+    stemmer from touching it.
+    """
+    return f"{marker}{value.encode('utf-8').hex()}9"
+
+
+def scope_token(scope: str, scope_ref: str | None = None, *, with_ref: bool) -> str:
+    return filter_token("k", f"{scope}/{scope_ref or ''}" if with_ref else scope)
+
+
+def tag_token(tag: str) -> str:
+    return filter_token("t", tag)
+
+
+def _scope_tokens(scope: str | None, scope_ref: str | None) -> list[str]:
+    if scope is None:
+        return []
+    return [scope_token(scope, scope_ref, with_ref=scope_ref is not None)]
+
+
+def text_query(words: Sequence[str], columns: str, *, prefix: bool = True) -> str:
+    """An FTS5 expression matching any of `words`, stemmed or as a prefix.
+
+    Every word is a quoted string, so no user input is ever read as FTS5 syntax
+    (AND, NEAR, quotes, parentheses, column filters). bm25 adds up over the words an
+    entry matches: matching more of them ranks higher, none is required.
+    """
+    alternatives: list[str] = []
+    for word in words:
+        quoted = '"' + word.replace('"', '""') + '"'
+        alternatives.append(quoted)
+        if prefix and len(word) >= MIN_PREFIX_LEN:
+            alternatives.append(quoted + "*")
+    return f"{columns} : ({' OR '.join(alternatives)})"
+
+
+def filter_query(tokens: Sequence[str]) -> str:
+    return " AND ".join(f'filters : "{t}"' for t in tokens)
+
+
+def any_filter_query(tokens: Sequence[str]) -> str:
+    """Rows carrying at least one of `tokens` (a scope, or the institutional scope)."""
+    return "filters : (" + " OR ".join(f'"{t}"' for t in tokens) + ")"
+
+
+def match_expression(
+    text_expr: str | None, filter_tokens: Sequence[str], *, any_of: Sequence[str] = ()
+) -> str:
+    """text AND every filter token AND (when given) at least one of `any_of`."""
+    parts = (
+        ([f"({text_expr})"] if text_expr else [])
+        + ([filter_query(filter_tokens)] if filter_tokens else [])
+        + ([any_filter_query(any_of)] if any_of else [])
+    )
+    assert parts, "a MATCH needs text or filters"
+    return " AND ".join(parts)
+
+
+def fts5_match(s: Search, columns: str) -> str:
+    """The whole MATCH expression of `s` against the FTS5 `columns`."""
+    tokens = [tag_token(t) for t in dict.fromkeys(s.tags)] + _scope_tokens(s.scope, s.scope_ref)
+    any_of = [scope_token(sc, ref, with_ref=True) for sc, ref in s.any_of]
+    return match_expression(text_query(s.words, columns, prefix=s.prefix), tokens, any_of=any_of)
+
+
+def _fts5_entries(s: Search, columns: Sequence[Any]) -> Select[Any]:
+    fts = text("memory_entries_fts")
+    rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
+    return (
+        select(*columns, en.c.seq, rank)
+        .select_from(en.join(fts, text("memory_entries_fts.rowid = memory_entries.seq")))
+        .where(
+            text("memory_entries_fts MATCH :match").bindparams(
+                match=fts5_match(s, ENTRY_TEXT_COLUMNS)
+            )
+        )
+    )
+
+
+def _fts5_events(s: Search, columns: Sequence[Any]) -> Select[Any]:
+    fts = text("memory_events_fts")
+    rank = func.bm25(fts, *BM25_EVENT_WEIGHTS).label("rank")
+    return (
+        select(*columns, ev.c.seq, rank)
+        .select_from(ev.join(fts, text("memory_events_fts.rowid = memory_events.seq")))
+        .where(
+            text("memory_events_fts MATCH :match").bindparams(
+                match=fts5_match(s, EVENT_TEXT_COLUMNS)
+            )
+        )
+    )
+
+
+# ------------------------------------------------------------------ PostgreSQL tsvector
+
+# ts_rank weights in the order {D, C, B, A}, scaled to 1: entries title A (5), tags B (3),
+# summary D (1); events kind B (2), body D (1). The bm25 weights above, as ratios.
+_PG_ENTRY_WEIGHTS = [0.2, 0.0, 0.6, 1.0]
+_PG_EVENT_WEIGHTS = [0.5, 0.0, 1.0, 0.0]
+# Normalisation 1: divide by 1 + log(document length), as bm25 favours short documents.
+_PG_NORMALISATION = 1
+_search_vector = column("search_vector", TSVECTOR)
+
+
+def tsquery_text(words: Sequence[str], *, prefix: bool) -> str:
+    """A to_tsquery() text matching any of `words`: each one a quoted lexeme (so no input
+    is read as tsquery syntax), `:*` for a prefix, joined by `|`."""
+    parts = []
+    for word in words:
+        quoted = "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
+        parts.append(quoted + ":*" if prefix and len(word) >= MIN_PREFIX_LEN else quoted)
+    return " | ".join(parts)
+
+
+def _pg_matching(
+    target: Target,
+    table: Any,
+    s: Search,
+    columns: Sequence[Any],
+    weights: list[float],
+    *,
+    tags: bool,
+) -> Select[Any]:
+    # The tenant migration's `jet_english` (no stop words), named in the tenant's schema.
+    config = cast(literal(f'"{target.schema}".jet_english'), REGCONFIG)
+    query = func.to_tsquery(config, tsquery_text(s.words, prefix=s.prefix))
+    # Constants, not user input: rendered inline so asyncpg needs no array type for them.
+    weight_array: ColumnElement[Any] = literal_column(
+        "ARRAY[" + ", ".join(map(str, weights)) + "]::float4[]"
+    )
+    rank = (-func.ts_rank(weight_array, _search_vector, query, _PG_NORMALISATION)).label("rank")
+    conds: list[Any] = [_search_vector.op("@@")(query)]
+    if s.scope is not None:
+        conds.append(table.c.scope == s.scope)
+        if s.scope_ref is not None:
+            conds.append(table.c.scope_ref == s.scope_ref)
+    if tags and s.tags:
+        conds.append(cast(table.c.tags, JSONB).contains(list(dict.fromkeys(s.tags))))
+    if s.any_of:
+        conds.append(
+            or_(*(
+                and_(
+                    table.c.scope == sc,
+                    table.c.scope_ref.is_(None) if ref is None else table.c.scope_ref == ref,
+                )
+                for sc, ref in s.any_of
+            ))
+        )  # fmt: skip
+    return select(*columns, table.c.seq, rank).where(*conds)
