@@ -11,21 +11,27 @@ import asyncio
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from conftest import make_tenant
 from pydantic import ValidationError
 from servers import free_port
-from sqlalchemy import func, select, text
+from sqlalchemy import MetaData, func, select, text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.config import Settings
 from app.deps import Container
 from app.errors import BudgetExceeded
 from app.services import budget, events, policies
 from app.services.records import EventIn, Scope
-from app.storage import postgres
+from app.storage import migrate, postgres
+from app.storage.control_models import ControlModel
 from app.storage.engine import read_transaction, write_transaction
+from app.storage.models import TenantModel
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases
 
@@ -148,3 +154,33 @@ def test_the_url_must_be_postgresql_and_its_password_never_shows() -> None:
     assert s.database_url is not None
     assert s.database_url.get_secret_value() == "postgresql+asyncpg://jet:hunter2@db/x"
     assert "hunter2" not in repr(s) and "hunter2" not in str(s.model_dump())
+
+
+def _diff(conn: Any, metadata: MetaData) -> list[object]:
+    ctx = MigrationContext.configure(
+        conn,
+        opts={
+            # The search columns and indexes exist only in the migration (like FTS5's tables).
+            "include_object": lambda o, n, t, r, c: not migrate.is_fts_object(n),
+            "compare_type": True,
+        },
+    )  # fmt: skip
+    return list(compare_metadata(ctx, metadata))
+
+
+async def test_migrations_match_the_models_in_the_schemas(
+    container: Container, settings: Settings
+) -> None:
+    t = await make_tenant(container, "drift")
+    assert settings.database_url is not None
+    engine = create_async_engine(settings.database_url.get_secret_value())
+    try:
+        for schema, metadata in (
+            (postgres.tenant_schema(t.id), TenantModel.metadata),
+            (postgres.CONTROL_SCHEMA, ControlModel.metadata),
+        ):
+            async with engine.connect() as conn:
+                await conn.execute(text(f'SET search_path TO "{schema}"'))
+                assert await conn.run_sync(_diff, metadata) == []
+    finally:
+        await engine.dispose()
