@@ -20,6 +20,7 @@ from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
 from app.graphql.errors import QueryError
+from app.graphql.execution import JetExecutionContext
 from app.graphql.extensions import JetOperation
 from app.graphql.types import (
     AppendMemoryEventInput,
@@ -282,7 +283,12 @@ def build_schema(*, introspection: bool = True) -> strawberry.Schema:
     ]
     query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
     mutation = merge_types("Mutation", (Mutation, CompactionMutation))
-    return JetSchema(query=query, mutation=mutation, extensions=extensions)
+    return JetSchema(
+        query=query,
+        mutation=mutation,
+        extensions=extensions,
+        execution_context_class=JetExecutionContext,
+    )
 
 
 schema = build_schema()
