@@ -1,26 +1,30 @@
-"""The schema's per-operation work, as one Strawberry extension instead of five.
+"""The schema's per-operation work (token limit, parse and validation caches, extra
+validation rules, masking of unexpected errors, the operation's metrics label), built into
+the extensions runner instead of five Strawberry extensions.
 
 Strawberry builds every extension anew for each operation and wraps each of its hooks in
-a context manager (inspect, contextlib, functools.update_wrapper per hook, per request):
-with MaxTokensLimiter, AddValidationRules, ParserCache, ValidationCache and MaskErrors
-that bookkeeping cost more than the `{ __typename }` operation itself. `JetOperation`
-does what those five did, with the same caches and results, in three hooks:
+a context manager per stage (inspect, contextlib, functools.update_wrapper): with
+MaxTokensLimiter, AddValidationRules, ParserCache, ValidationCache and MaskErrors that
+bookkeeping cost more than the `{ __typename }` operation itself. `JetExtensionsRunner`
+(returned by `JetSchema.create_extensions_runner`) does the same work at the same points:
 
-- on_operation: the token limit for the parser and the depth/alias rules for validation;
-  after the operation, masks unexpected errors (with the request id) and records the
-  operation's name and type for the HTTP metrics (`record_operation`).
-- on_parse: the parse cache (graphql-core's `parse`, keyed by query text and options).
-- on_validate: the validation cache (keyed by schema, document and rules; the rule
-  tuple is built once per schema, so it hits).
+- operation start: the token limit for the parser, the depth/alias rules for validation;
+- parsing: the parse cache (graphql-core's `parse`, keyed by query text and options);
+- validation: the validation cache (keyed by schema, document and rules);
+- operation end: masks unexpected errors (with the request id; what MaskErrors did) and
+  records the operation's name and type for the HTTP metrics (`record_operation`).
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from graphql import ASTValidationRule, GraphQLError, parse
 from strawberry.extensions import SchemaExtension
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.schema import validate_document
+from strawberry.types import ExecutionContext
 
 from app.edge.observe import OPERATION_STATE_KEY, operation_type
 from app.edge.unavailable import graphql_extensions
@@ -80,45 +84,125 @@ def record_operation(execution_context: Any) -> None:
         scope.setdefault("state", {})[OPERATION_STATE_KEY] = operation_of(execution_context)
 
 
-class JetOperation(SchemaExtension):
-    """Token limit, cached parse, extra validation rules, cached validation, masking."""
+@dataclass(frozen=True, slots=True)
+class OperationPolicy:
+    """What every operation of the schema gets: token limit, extra rules, masking."""
+
+    max_tokens: int
+    validation_rules: tuple[type[ASTValidationRule], ...]
+    should_mask_error: Callable[[GraphQLError], bool]
+
+
+class _Stage:
+    """One stage of an operation (operation, parsing, validation, executing) as a sync and
+    async context manager: `enter` before the stage, `leave(failed)` after it, around
+    strawberry's own stage for the schema's extensions, when it has any."""
+
+    __slots__ = ("enter", "inner", "leave")
 
     def __init__(
         self,
-        *,
-        max_tokens: int,
-        validation_rules: tuple[type[ASTValidationRule], ...],
-        should_mask_error: Callable[[GraphQLError], bool],
+        enter: Callable[[], None] | None,
+        leave: Callable[[bool], None] | None,
+        inner: Any,
     ) -> None:
-        self.max_tokens = max_tokens
-        self.validation_rules = validation_rules
-        self.should_mask_error = should_mask_error
+        self.enter, self.leave, self.inner = enter, leave, inner
 
-    def on_operation(self) -> Iterator[None]:
-        ec = self.execution_context
-        ec.parse_options["max_tokens"] = self.max_tokens
-        ec.validation_rules = ec.validation_rules + self.validation_rules
+    def __enter__(self) -> None:
+        if self.enter is not None:
+            self.enter()
+        if self.inner is not None:
+            self.inner.__enter__()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        suppressed = False
         try:
-            yield
+            if self.inner is not None:
+                suppressed = bool(self.inner.__exit__(exc_type, exc, tb))
         finally:
-            record_operation(ec)
-        # Schema.process_errors has logged the originals by now; the client sees these.
-        result = ec.result
-        errors = getattr(result, "errors", None)
-        if errors:
-            request_id = getattr(ec.context, "request_id", None)
-            result.errors = [  # type: ignore[union-attr]
-                mask(e, request_id) if self.should_mask_error(e) else e for e in errors
-            ]
+            if self.leave is not None:
+                self.leave(exc_type is not None and not suppressed)
+        return suppressed
 
-    def on_parse(self) -> Iterator[None]:
+    async def __aenter__(self) -> None:
+        if self.enter is not None:
+            self.enter()
+        if self.inner is not None:
+            await self.inner.__aenter__()
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        suppressed = False
+        try:
+            if self.inner is not None:
+                suppressed = bool(await self.inner.__aexit__(exc_type, exc, tb))
+        finally:
+            if self.leave is not None:
+                self.leave(exc_type is not None and not suppressed)
+        return suppressed
+
+
+class JetExtensionsRunner(SchemaExtensionsRunner):
+    """Strawberry's extensions runner with the schema's own per-operation work built in.
+
+    What MaxTokensLimiter, AddValidationRules, ParserCache, ValidationCache and MaskErrors
+    did as extensions, done at the same points of the operation, without building
+    extension objects and hook context managers (inspect, contextlib, update_wrapper) for
+    every request: that bookkeeping cost more than a `{ __typename }` operation. Extensions
+    given to the schema, if any, still run inside each stage.
+    """
+
+    def __init__(
+        self,
+        execution_context: ExecutionContext,
+        extensions: list[SchemaExtension] | None,
+        policy: OperationPolicy,
+    ) -> None:
+        super().__init__(execution_context, extensions)
+        self.policy = policy
+
+    def _inner(self, stage: Callable[[], Any]) -> Any:
+        return stage() if self.extensions else None
+
+    def operation(self) -> Any:
+        return _Stage(self._start, self._finish, self._inner(super().operation))
+
+    def parsing(self) -> Any:
+        return _Stage(self._parse, None, self._inner(super().parsing))
+
+    def validation(self) -> Any:
+        return _Stage(self._validate, None, self._inner(super().validation))
+
+    def executing(self) -> Any:
+        return _Stage(None, None, self._inner(super().executing))
+
+    def _start(self) -> None:
+        ec = self.execution_context
+        ec.parse_options["max_tokens"] = self.policy.max_tokens
+        ec.validation_rules = ec.validation_rules + self.policy.validation_rules
+
+    def _parse(self) -> None:
         ec = self.execution_context
         ec.graphql_document = cached_parse(ec.query, **ec.parse_options)
-        yield
 
-    def on_validate(self) -> Iterator[None]:
+    def _validate(self) -> None:
         ec = self.execution_context
         ec.pre_execution_errors = cached_validate(
             ec.schema._schema, ec.graphql_document, ec.validation_rules
         )
-        yield
+
+    def _finish(self, failed: bool) -> None:
+        ec = self.execution_context
+        record_operation(ec)
+        if failed:
+            return
+        # Schema.process_errors has logged the originals by now; the client sees these.
+        result = ec.result
+        errors = getattr(result, "errors", None)
+        if errors:
+            should_mask, request_id = (
+                self.policy.should_mask_error,
+                getattr(ec.context, "request_id", None),
+            )
+            result.errors = [  # type: ignore[union-attr]
+                mask(e, request_id) if should_mask(e) else e for e in errors
+            ]

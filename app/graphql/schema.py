@@ -11,7 +11,8 @@ from typing import Any
 import strawberry
 from graphql import GraphQLError
 from graphql.validation import NoSchemaIntrospectionCustomRule
-from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
+from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
@@ -21,7 +22,7 @@ from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
 from app.graphql.errors import QueryError
 from app.graphql.execution import JetExecutionContext
-from app.graphql.extensions import JetOperation
+from app.graphql.extensions import JetExtensionsRunner, OperationPolicy
 from app.graphql.types import (
     AppendMemoryEventInput,
     AppendMemoryEventPayload,
@@ -246,7 +247,19 @@ def _should_mask(error: GraphQLError) -> bool:
 
 
 class JetSchema(strawberry.Schema):
-    """Logs only what is unexpected (expected errors are the client's), with the request id."""
+    """Logs only what is unexpected (expected errors are the client's), with the request id.
+
+    Its extensions runner does the per-operation work (app/graphql/extensions.py).
+    """
+
+    def __init__(self, *, policy: OperationPolicy, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.policy = policy
+
+    def create_extensions_runner(
+        self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
+    ) -> SchemaExtensionsRunner:
+        return JetExtensionsRunner(execution_context, extensions, self.policy)
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -265,29 +278,27 @@ class JetSchema(strawberry.Schema):
 
 
 def build_schema(*, introspection: bool = True) -> strawberry.Schema:
-    # One extension (app/graphql/extensions.py) does the token limit, the parse and
-    # validation caches, the limit rules and the masking of unexpected errors; strawberry
-    # builds it anew per request. The depth and alias limiters build a new rule class per
-    # instance, which would make every request a validation cache miss: their rules are
-    # built once, here. Over a limit is a validation (or, for tokens, syntax) error naming
-    # it. Without introspection, graphql-core's rule refuses __schema and __type.
+    # The extensions runner (app/graphql/extensions.py) does the token limit, the parse
+    # and validation caches, the limit rules and the masking of unexpected errors. The
+    # depth and alias limiters build a new rule class per instance, which would make every
+    # request a validation cache miss: their rules are built once, here. Over a limit is a
+    # validation (or, for tokens, syntax) error naming it. Without introspection,
+    # graphql-core's rule refuses __schema and __type.
     rules = (
         *QueryDepthLimiter(max_depth=GRAPHQL_MAX_DEPTH).validation_rules,
         *MaxAliasesLimiter(max_alias_count=GRAPHQL_MAX_ALIASES).validation_rules,
         *(() if introspection else (NoSchemaIntrospectionCustomRule,)),
     )
-    extensions: list[Any] = [
-        lambda: JetOperation(
-            max_tokens=GRAPHQL_MAX_TOKENS, validation_rules=rules, should_mask_error=_should_mask
-        )
-    ]
+    policy = OperationPolicy(
+        max_tokens=GRAPHQL_MAX_TOKENS, validation_rules=rules, should_mask_error=_should_mask
+    )
     query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
     mutation = merge_types("Mutation", (Mutation, CompactionMutation))
     return JetSchema(
         query=query,
         mutation=mutation,
-        extensions=extensions,
         execution_context_class=JetExecutionContext,
+        policy=policy,
     )
 
 

@@ -1,17 +1,21 @@
 """JetExecutionContext's short cut for plain leaf fields changes nothing a client sees: the
-same data as graphql-core's own path, and the same errors with the same paths."""
+same data as graphql-core's own path, and the same errors with the same paths. The
+schema's extensions runner keeps running extensions given to the schema."""
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
 import strawberry
+from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.deps import Container
 from app.graphql.context import Context
 from app.graphql.execution import JetExecutionContext
-from app.graphql.schema import build_schema
+from app.graphql.extensions import OperationPolicy
+from app.graphql.schema import JetSchema, build_schema
 from app.services import entries, events
 from app.services.records import EntryIn, EntrySource, EventIn, Scope
 from app.storage.tenants import TenantDb
@@ -100,3 +104,35 @@ async def test_refused_values_give_the_same_errors() -> None:
     assert theirs.errors and len(theirs.errors) == 4
     assert ours.data == theirs.data
     assert [e.formatted for e in ours.errors or []] == [e.formatted for e in theirs.errors]
+
+
+async def test_extensions_given_to_the_schema_still_run_in_every_stage() -> None:
+    seen: list[str] = []
+
+    class Recorder(SchemaExtension):
+        def on_operation(self) -> Iterator[None]:
+            seen.append("operation")
+            yield
+            seen.append("operation done")
+
+        def on_parse(self) -> Iterator[None]:
+            seen.append("parse")
+            yield
+
+        def on_validate(self) -> Iterator[None]:
+            seen.append("validate")
+            yield
+
+        def on_execute(self) -> Iterator[None]:
+            seen.append("execute")
+            yield
+
+    policy = OperationPolicy(
+        max_tokens=8, validation_rules=(), should_mask_error=lambda e: e.original_error is not None
+    )
+    schema = JetSchema(query=Query, extensions=[Recorder], policy=policy)
+    ok = await schema.execute("{ things { name } }")
+    assert ok.errors and ok.errors[0].message == "Internal server error"  # masked
+    assert seen == ["operation", "parse", "validate", "execute", "operation done"]
+    too_long = await schema.execute("{ things { name nickname colour when } }")
+    assert too_long.errors and "more than 8 tokens" in too_long.errors[0].message
