@@ -9,6 +9,7 @@ import hmac
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from graphql import GraphQLSyntaxError, Source, TokenKind
 from graphql.language.lexer import Lexer
@@ -141,6 +142,31 @@ class HttpMetrics:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        # The labelled children of each metric, looked up once per label set rather than
+        # through `labels()` (validation and a lock) on every request. Bounded like the
+        # label sets themselves (route templates, methods, statuses, operation labels).
+        self._http: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._graphql: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+    def _http_children(self, route: str, method: str, status: int) -> tuple[Any, Any]:
+        key = (route, method, status)
+        found = self._http.get(key)
+        if found is None:
+            found = self._http[key] = (
+                metrics.HTTP_REQUESTS.labels(route, method, str(status)),
+                metrics.HTTP_LATENCY.labels(route, method),
+            )
+        return found
+
+    def _graphql_children(self, label: str, kind: str, status: int) -> tuple[Any, Any]:
+        key = (label, kind, status)
+        found = self._graphql.get(key)
+        if found is None:
+            found = self._graphql[key] = (
+                metrics.GRAPHQL_OPERATIONS.labels(label, kind, str(status)),
+                metrics.GRAPHQL_LATENCY.labels(label, kind),
+            )
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -161,8 +187,9 @@ class HttpMetrics:
             elapsed = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             method = scope["method"] if scope["method"] in _METHODS else "other"
-            metrics.HTTP_REQUESTS.labels(route, method, str(status)).inc()
-            metrics.HTTP_LATENCY.labels(route, method).observe(elapsed)
+            count, latency = self._http_children(route, method, status)
+            count.inc()
+            latency.observe(elapsed)
             if (
                 scope["path"] == "/graphql"
                 and status not in (401, 429)
@@ -170,6 +197,6 @@ class HttpMetrics:
             ):
                 # Not recorded: refused before any operation ran (no JSON, no query).
                 name, kind = scope.get("state", {}).get(OPERATION_STATE_KEY, (None, "unknown"))
-                label = metrics.operation_label(name)
-                metrics.GRAPHQL_OPERATIONS.labels(label, kind, str(status)).inc()
-                metrics.GRAPHQL_LATENCY.labels(label, kind).observe(elapsed)
+                count, latency = self._graphql_children(metrics.operation_label(name), kind, status)
+                count.inc()
+                latency.observe(elapsed)
