@@ -7,6 +7,7 @@ Everything that touches memory goes through TenantBound.
 """
 
 import contextlib
+import gc
 import html
 import logging
 from collections.abc import AsyncIterator
@@ -45,10 +46,16 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         owned = "c" not in holder
         if owned:
             holder["c"] = await build(settings)
+            # Everything alive now (modules, the schema, the container) lives as long as
+            # the server: out of the collector's sight, a full collection scans only what
+            # requests allocate (~130,000 objects took gen-2 collections of 60-140 ms).
+            gc.collect()
+            gc.freeze()
         try:
             yield
         finally:
             if owned:
+                gc.unfreeze()
                 await holder.pop("c").aclose()
 
     page = HTMLResponse(graphiql_html()) if settings.graphiql else None

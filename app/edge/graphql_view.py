@@ -4,24 +4,31 @@ Also the GraphQL-over-HTTP spec where strawberry stops short: a client whose Acc
 for `application/graphql-response+json` gets that media type, and a 4xx without `data` for
 a request error (parse, validation, variables); `application/json` answers 200 as always.
 A mutation over GET is 405 with `Allow: POST`.
+
+Per request, the common case (one operation POSTed as `application/json`) takes a short
+path through the same hooks (`run` below); responses are encoded with orjson.
 """
 
+import json
 import logging
 from typing import Any
 
-from cross_web import HTTPException
+import orjson
+from cross_web import HTTPException, StarletteRequestAdapter
 from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.http import GraphQLHTTPResponse
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
+from strawberry.types.unset import UNSET
 
 from app.deps import Container
 from app.edge.graphiql import graphiql_html
+from app.edge.observe import OPERATION_STATE_KEY
 from app.graphql.context import Context
 
 log = logging.getLogger(__name__)
@@ -64,6 +71,27 @@ def _is_request_error(result: ExecutionResult) -> bool:
     return result.data is None and bool(errors) and all(not e.path for e in errors)
 
 
+# Where a request's Accept negotiation is kept, so it is parsed once per request.
+_WANTS_KEY = "jet.graphql_response"
+
+
+def _wants_graphql_response(request: Request | WebSocket) -> bool:
+    wants: bool | None = request.scope.get(_WANTS_KEY)
+    if wants is None:
+        wants = request.scope[_WANTS_KEY] = wants_graphql_response(
+            request.headers.get("accept", "")
+        )
+    return wants
+
+
+def _is_json_post(request: Request) -> bool:
+    """POST with Content-Type exactly application/json (parameters allowed)."""
+    if request.scope["method"] != "POST":
+        return False
+    ctype = request.headers.get("content-type", "")
+    return ctype.partition(";")[0].strip().lower() == "application/json"
+
+
 class GraphQLView(GraphQL[Context, None]):
     def __init__(self, schema: Any, container: Container) -> None:
         super().__init__(
@@ -74,6 +102,73 @@ class GraphQLView(GraphQL[Context, None]):
         )
         self.container = container
         self._page = graphiql_html() if container.settings.graphiql else ""
+        # The short path in `run` knows nothing of streaming transports (SSE, multipart
+        # subscriptions) or uploads: with any of them configured, strawberry runs it all.
+        self._short_path = not self._stream_transport_map and not self.multipart_uploads_enabled
+
+    def encode_json(self, data: object) -> bytes:
+        # orjson: several times faster than json.dumps on a page of results, and UTF-8
+        # (json.dumps escaped non-ASCII); what it cannot encode goes to json.dumps.
+        try:
+            return orjson.dumps(data)
+        except TypeError:
+            return json.dumps(data, separators=(",", ":")).encode()
+
+    async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
+        """Strawberry's `AsyncBaseHTTPView.run`, for one operation POSTed as JSON.
+
+        The same steps and hooks in the same order (root value, sub-response, context, body,
+        `execute_single`, `process_result`, `create_response`) without what such a request
+        never needs: the request adapter's content-type parsing (email.message), the
+        streaming-transport and IDE checks, the Protocol isinstance on the result. Any other
+        request (GET, other content types, a batch, a body of another shape) is strawberry's
+        own `run`, which reads the same cached body.
+        """
+        if (
+            not self._short_path
+            or context is not UNSET
+            or root_value is not UNSET
+            or not isinstance(request, Request)
+            or not _is_json_post(request)
+        ):
+            return await super().run(request, context, root_value)
+        root_value = await self.get_root_value(request)  # type: ignore[func-returns-value]
+        sub_response = await self.get_sub_response(request)
+        context = await self.get_context(request, response=sub_response)
+        data = self.parse_json(await request.body())  # 400 when it is not JSON
+        if not isinstance(data, dict):
+            if isinstance(data, list):  # refused (no batching) by strawberry's run
+                request.scope["state"][OPERATION_STATE_KEY] = ("batch", "unknown")
+            return await super().run(request)
+        query, variables, extensions = (
+            data.get("query"),
+            data.get("variables"),
+            data.get("extensions"),
+        )
+        if not (
+            isinstance(query, str | None)
+            and isinstance(variables, dict | None)
+            and isinstance(extensions, dict | None)
+        ):
+            return await super().run(request)  # strawberry's 400 names the field
+        result = await self.execute_single(
+            request=request,
+            request_adapter=StarletteRequestAdapter(request),
+            sub_response=sub_response,
+            context=context,
+            root_value=root_value,
+            request_data=GraphQLRequestData(
+                query=query,
+                variables=variables,
+                operation_name=data.get("operationName"),
+                extensions=extensions,
+                protocol="http",
+            ),
+        )
+        response_data = await self.process_result(request=request, result=result)
+        if result.errors:
+            self._handle_errors(result.errors, response_data)
+        return self.create_response(response_data=response_data, sub_response=sub_response)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -98,15 +193,14 @@ class GraphQLView(GraphQL[Context, None]):
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:
         sub_response = await super().get_sub_response(request)
-        accept = request.headers.get("accept", "")
-        sub_response.media_type = GRAPHQL_RESPONSE if wants_graphql_response(accept) else JSON
+        sub_response.media_type = GRAPHQL_RESPONSE if _wants_graphql_response(request) else JSON
         return sub_response
 
     async def process_result(
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
         response = await super().process_result(request, result)
-        if wants_graphql_response(request.headers.get("accept", "")) and _is_request_error(result):
+        if _wants_graphql_response(request) and _is_request_error(result):
             response.pop("data", None)
         return response
 

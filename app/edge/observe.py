@@ -6,11 +6,10 @@ It only observes: it never changes a request or a response, and never labels by 
 
 import asyncio
 import hmac
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from urllib.parse import parse_qs
+from typing import Any
 
 from graphql import GraphQLSyntaxError, Source, TokenKind
 from graphql.language.lexer import Lexer
@@ -28,9 +27,8 @@ log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 2.0
 _METHODS = {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}
-# A GraphQL body is kept (for its operation name and type) up to this size; a bigger one
-# is counted as operation "other" rather than held in memory twice.
-_MAX_CAPTURE = 64 * 1024
+# Where the GraphQL layer leaves (operation name, type) for HttpMetrics.
+OPERATION_STATE_KEY = "graphql_operation"
 
 
 # ---------------------------------------------------------------------------- /readyz
@@ -101,7 +99,8 @@ def metrics_endpoint(token: str | None) -> Callable[[Request], Awaitable[Respons
 def operation_type(query: str, operation_name: str | None) -> str:
     """query/mutation/subscription of the operation a request runs, or "unknown".
 
-    Reads tokens only up to that operation's keyword: no parse, no validation.
+    Reads tokens only up to that operation's keyword: no parse, no validation. For the
+    metrics of a document that does not parse (a parsed one's type is known).
     """
     try:
         lexer = Lexer(Source(query))
@@ -133,51 +132,47 @@ def operation_type(query: str, operation_name: str | None) -> str:
     return "unknown"
 
 
-def _graphql_request(scope: Scope, body: bytes | None) -> tuple[str | None, str]:
-    """(operation name, type) of a GraphQL request, from its query string or JSON body."""
-    if scope["method"] == "GET":
-        qs = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        query, name = qs.get("query", [""])[0], qs.get("operationName", [None])[0]
-    else:
-        if body is None:
-            return "other", "unknown"
-        try:
-            data = json.loads(body)
-        except ValueError:
-            return None, "unknown"
-        if not isinstance(data, dict):
-            return "batch" if isinstance(data, list) else None, "unknown"
-        query, name = data.get("query"), data.get("operationName")
-        if not isinstance(query, str):
-            return None, "unknown"
-        name = name if isinstance(name, str) else None
-    return name, operation_type(query, name)
-
-
 class HttpMetrics:
-    """Counts and times every HTTP request by route template, method and status."""
+    """Counts and times every HTTP request by route template, method and status.
+
+    A GraphQL request is also counted by operation name and type, as the GraphQL layer
+    recorded them in the scope's state when it ran the operation (app/graphql/
+    extensions.py, or the view for a body it refused): the body is never read here.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        # The labelled children of each metric, looked up once per label set rather than
+        # through `labels()` (validation and a lock) on every request. Bounded like the
+        # label sets themselves (route templates, methods, statuses, operation labels).
+        self._http: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._graphql: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+    def _http_children(self, route: str, method: str, status: int) -> tuple[Any, Any]:
+        key = (route, method, status)
+        found = self._http.get(key)
+        if found is None:
+            found = self._http[key] = (
+                metrics.HTTP_REQUESTS.labels(route, method, str(status)),
+                metrics.HTTP_LATENCY.labels(route, method),
+            )
+        return found
+
+    def _graphql_children(self, label: str, kind: str, status: int) -> tuple[Any, Any]:
+        key = (label, kind, status)
+        found = self._graphql.get(key)
+        if found is None:
+            found = self._graphql[key] = (
+                metrics.GRAPHQL_OPERATIONS.labels(label, kind, str(status)),
+                metrics.GRAPHQL_LATENCY.labels(label, kind),
+            )
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         status = 500  # what an exception escaping everything becomes
-        chunks: list[bytes] | None = [] if scope["path"] == "/graphql" else None
-        size = 0
-
-        async def receive_and_keep() -> Message:
-            nonlocal chunks, size
-            msg = await receive()
-            if chunks is not None and msg["type"] == "http.request":
-                size += len(msg.get("body", b""))
-                if size > _MAX_CAPTURE:
-                    chunks = None
-                else:
-                    chunks.append(msg.get("body", b""))
-            return msg
 
         async def send_and_note(message: Message) -> None:
             nonlocal status
@@ -187,21 +182,21 @@ class HttpMetrics:
 
         started = time.perf_counter()
         try:
-            await self.app(scope, receive_and_keep if chunks is not None else receive,
-                           send_and_note)  # fmt: skip
+            await self.app(scope, receive, send_and_note)
         finally:
             elapsed = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             method = scope["method"] if scope["method"] in _METHODS else "other"
-            metrics.HTTP_REQUESTS.labels(route, method, str(status)).inc()
-            metrics.HTTP_LATENCY.labels(route, method).observe(elapsed)
+            count, latency = self._http_children(route, method, status)
+            count.inc()
+            latency.observe(elapsed)
             if (
                 scope["path"] == "/graphql"
                 and status not in (401, 429)
                 and (scope["method"] == "POST" or b"query=" in scope.get("query_string", b""))
             ):
-                body = b"".join(chunks) if chunks is not None else None
-                name, kind = _graphql_request(scope, body)
-                label = metrics.operation_label(name)
-                metrics.GRAPHQL_OPERATIONS.labels(label, kind, str(status)).inc()
-                metrics.GRAPHQL_LATENCY.labels(label, kind).observe(elapsed)
+                # Not recorded: refused before any operation ran (no JSON, no query).
+                name, kind = scope.get("state", {}).get(OPERATION_STATE_KEY, (None, "unknown"))
+                count, latency = self._graphql_children(metrics.operation_label(name), kind, status)
+                count.inc()
+                latency.observe(elapsed)

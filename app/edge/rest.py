@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
+import orjson
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -620,8 +621,16 @@ def _event_in(i: AppendMemoryEventInput, idempotency_key: str | None) -> EventIn
     )  # fmt: skip
 
 
+class _OrjsonResponse(JSONResponse):
+    """Starlette's JSONResponse (UTF-8, compact), encoded by orjson: several times faster
+    on a page of items. JSON's numbers, strings and nulls come out the same."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
 def _json(content: object, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
-    return JSONResponse(content, status, headers=dict(headers or {}))
+    return _OrjsonResponse(content, status, headers=dict(headers or {}))
 
 
 def _not_found(entry_id: str) -> HttpProblem:

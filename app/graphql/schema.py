@@ -10,25 +10,19 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import (
-    AddValidationRules,
-    DisableIntrospection,
-    MaskErrors,
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    ValidationCache,
-)
+from graphql.validation import NoSchemaIntrospectionCustomRule
+from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
-from app.edge.unavailable import graphql_extensions
 from app.errors import JetError, JetErrors
 from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
 from app.graphql.errors import QueryError
+from app.graphql.execution import JetExecutionContext
+from app.graphql.extensions import JetExtensionsRunner, OperationPolicy
 from app.graphql.types import (
     AppendMemoryEventInput,
     AppendMemoryEventPayload,
@@ -55,7 +49,6 @@ from app.services.records import (
     EventFilter,
     EventIn,
 )
-from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
 CtxInfo = Info[Context, None]
@@ -254,7 +247,19 @@ def _should_mask(error: GraphQLError) -> bool:
 
 
 class JetSchema(strawberry.Schema):
-    """Logs only what is unexpected (expected errors are the client's), with the request id."""
+    """Logs only what is unexpected (expected errors are the client's), with the request id.
+
+    Its extensions runner does the per-operation work (app/graphql/extensions.py).
+    """
+
+    def __init__(self, *, policy: OperationPolicy, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.policy = policy
+
+    def create_extensions_runner(
+        self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
+    ) -> SchemaExtensionsRunner:
+        return JetExtensionsRunner(execution_context, extensions, self.policy)
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -272,44 +277,29 @@ class JetSchema(strawberry.Schema):
                 )
 
 
-class RequestIdMaskErrors(MaskErrors):
-    """Masks unexpected errors, leaving the request id so a client can quote it."""
-
-    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
-        masked = super().anonymise_error(error)
-        request_id = getattr(self.execution_context.context, "request_id", None)
-        masked.extensions = {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id}
-        if isinstance(error.original_error, TenantUnavailable):
-            # A tenant database locked, corrupt or full: named, not masked.
-            masked.message = error.original_error.message
-            masked.extensions = graphql_extensions(error.original_error, request_id)
-        return masked
-
-
 def build_schema(*, introspection: bool = True) -> strawberry.Schema:
-    # Extensions are factories: strawberry builds fresh ones per request; the parser and
-    # validation caches they wrap are module-level, so they are shared across requests.
-    # The depth and alias limiters build a new rule class per instance, which would make
-    # every request a validation cache miss: their rules are built once, here, and added
-    # per request. Over a limit is a validation (or, for tokens, syntax) error naming it.
-    limit_rules = [
+    # The extensions runner (app/graphql/extensions.py) does the token limit, the parse
+    # and validation caches, the limit rules and the masking of unexpected errors. The
+    # depth and alias limiters build a new rule class per instance, which would make every
+    # request a validation cache miss: their rules are built once, here. Over a limit is a
+    # validation (or, for tokens, syntax) error naming it. Without introspection,
+    # graphql-core's rule refuses __schema and __type.
+    rules = (
         *QueryDepthLimiter(max_depth=GRAPHQL_MAX_DEPTH).validation_rules,
         *MaxAliasesLimiter(max_alias_count=GRAPHQL_MAX_ALIASES).validation_rules,
-    ]
-    extensions: list[Any] = [
-        lambda: MaxTokensLimiter(max_token_count=GRAPHQL_MAX_TOKENS),
-        lambda: AddValidationRules(limit_rules),
-        lambda: ParserCache(maxsize=1024),
-        lambda: ValidationCache(maxsize=1024),
-        lambda: RequestIdMaskErrors(
-            should_mask_error=_should_mask, error_message="Internal server error"
-        ),
-    ]
-    if not introspection:
-        extensions.append(DisableIntrospection)
+        *(() if introspection else (NoSchemaIntrospectionCustomRule,)),
+    )
+    policy = OperationPolicy(
+        max_tokens=GRAPHQL_MAX_TOKENS, validation_rules=rules, should_mask_error=_should_mask
+    )
     query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
     mutation = merge_types("Mutation", (Mutation, CompactionMutation))
-    return JetSchema(query=query, mutation=mutation, extensions=extensions)
+    return JetSchema(
+        query=query,
+        mutation=mutation,
+        execution_context_class=JetExecutionContext,
+        policy=policy,
+    )
 
 
 schema = build_schema()

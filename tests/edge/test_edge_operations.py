@@ -168,6 +168,39 @@ async def test_metrics_need_the_token_when_one_is_set(settings: Settings) -> Non
         await container.aclose()
 
 
+async def test_graphql_metrics_label_the_operation_that_ran(
+    app_client: httpx.AsyncClient, tenant: TenantFixture
+) -> None:
+    """The label comes from the executed operation, not from re-reading the body: a named
+    operation sent without operationName counts under its name; a document that does not
+    parse keeps the type its first keyword says; a body that is not JSON is anonymous; a
+    batch (not enabled) is "batch"."""
+
+    def count(operation: str, kind: str, status: str) -> float:
+        labels = {"operation": operation, "type": kind, "status": status}
+        return sample("jet_graphql_operations_total", **labels)
+
+    named = count("RecentEvents", "query", "200")
+    broken = count("anonymous", "mutation", "200")
+    not_json = count("anonymous", "unknown", "400")
+    batch = count("batch", "unknown", "400")
+    query = "query RecentEvents { memoryEvents(first: 1) { edges { cursor } } }"
+    r = await app_client.post("/graphql", json={"query": query}, headers=tenant.headers)
+    assert r.status_code == 200 and "errors" not in r.json()
+    r = await app_client.post("/graphql", json={"query": "mutation { x("}, headers=tenant.headers)
+    assert r.status_code == 200 and r.json()["errors"]
+    r = await app_client.post(
+        "/graphql", content=b"{nope", headers=tenant.headers | {"content-type": "application/json"}
+    )
+    assert r.status_code == 400
+    r = await app_client.post("/graphql", json=[{"query": query}], headers=tenant.headers)
+    assert r.status_code == 400 and "Batching" in r.text
+    assert count("RecentEvents", "query", "200") == named + 1
+    assert count("batch", "unknown", "400") == batch + 1
+    assert count("anonymous", "mutation", "200") == broken + 1
+    assert count("anonymous", "unknown", "400") == not_json + 1
+
+
 def test_graphql_operation_names_are_a_bounded_label(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(metrics, "_names", set())
     labels = {metrics.operation_label(f"Op{i}") for i in range(metrics.MAX_OPERATION_NAMES + 50)}
