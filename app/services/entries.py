@@ -88,7 +88,12 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
     """Apply the fields given; a stale expected_version is a Conflict."""
     validation.check_patch(patch)
     async with write_transaction(db.engine) as conn:
-        row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).first()
+        # FOR UPDATE (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises writers): a
+        # concurrent update waits here and then sees this one's version, so
+        # expectedVersion is checked against what is really stored, never lost.
+        row = (
+            await conn.execute(select(*COLUMNS).where(en.c.id == entry_id).with_for_update())
+        ).first()
         if row is None:
             raise NotFound(["id"], f"no memory entry {entry_id!r}")
         current = to_entry(row)
@@ -109,9 +114,11 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
         if not values:
             return current
         values.update(updated_at=utcnow(), version=current.version + 1)
-        await conn.execute(
+        done = await conn.execute(
             update(en).where(en.c.id == entry_id, en.c.version == current.version).values(values)
         )
+        if done.rowcount != 1:  # cannot happen with the row locked; never lose an update
+            raise Conflict(["input", "expectedVersion"], "entry changed meanwhile; read it again")
         row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).one()
         return to_entry(row)
 

@@ -1,5 +1,6 @@
 """Curated entries through the services: CRUD, versions, provenance release, search."""
 
+import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -276,3 +277,41 @@ async def test_search_cursor_is_stable_while_entries_are_added(db: TenantDb) -> 
     )
     titles = [e.node.title for e in page.edges + rest.edges]
     assert sorted(titles) == sorted(f"ROAS note {i}" for i in range(8))
+
+
+async def test_concurrent_updates_with_one_expected_version_let_exactly_one_win(
+    db: TenantDb,
+) -> None:
+    e = await entries.create_entry(db, entry("Budget", "Monthly budget is 5k."))
+    for round_ in range(5):
+        current = await entries.get_entry(db, e.id)
+        assert current is not None
+        outcomes = await asyncio.gather(
+            *(
+                entries.update_entry(
+                    db, e.id, EntryPatch(summary=f"{round_}-{i}", expected_version=current.version)
+                )
+                for i in range(4)
+            ),
+            return_exceptions=True,
+        )
+        won = [o for o in outcomes if not isinstance(o, BaseException)]
+        assert len(won) == 1 and all(isinstance(o, Conflict) for o in outcomes if o not in won)
+        stored = await entries.get_entry(db, e.id)
+        assert stored is not None and stored.version == current.version + 1
+        assert stored.summary == won[0].summary  # type: ignore[union-attr]
+
+
+async def test_search_finds_words_inside_numbers_addresses_and_links(db: TenantDb) -> None:
+    found = await entries.create_entry(
+        db,
+        entry(
+            "Renewal terms",
+            "ROAS target 4.0 at $31.40 CPM; contact jo.whitfield@acme-outdoor.com or see "
+            "https://acme.example/pricing/2026 for the q3-plan.",
+        ),
+    )
+    await entries.create_entry(db, entry("Other", "Nothing to see here."))
+    for question in ("4.0", "31.40", "whitfield", "outdoor", "pricing", "plan"):
+        page = await entries.list_entries(db, EntryFilter(search=question), first=5, after=None)
+        assert [x.node.id for x in page.edges] == [found.id], question

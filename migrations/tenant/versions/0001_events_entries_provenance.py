@@ -182,6 +182,18 @@ def _sqlite_search_and_guards() -> None:
         END""")
 
 
+# ASCII punctuation but "_" (the ranges !-/ :-@ [-^ ` {-~), spelled out: character classes
+# such as [:punct:] follow the database's locale, and a "C" database has no non-ASCII ones.
+_PUNCTUATION = "[!-/:-@[-^`{-~]+"
+
+
+def _words(column: str) -> str:
+    # Punctuation becomes a space before PostgreSQL's parser sees the text, so it splits
+    # words the way FTS5's unicode61 does: "4.0", "jo@acme.com" and URLs are words, not one
+    # float, e-mail or URL token that a question's words ("4", "acme") would never match.
+    return "regexp_replace(" + column + ", '" + _PUNCTUATION + "', ' ', 'g')"
+
+
 def _postgres_search_and_guards() -> None:
     # Full-text search (tsvector) in generated columns with GIN indexes; the weights A/B/D
     # mirror the bm25 column weights of the SQLite path (title 5, tags 3, summary 1; kind 2,
@@ -190,22 +202,25 @@ def _postgres_search_and_guards() -> None:
     # The text search configuration `jet_english` is english (snowball stemming) without
     # stop words, like FTS5's porter tokenizer: which words count is the service's policy
     # (app/services/search.py), so "who is it?" searches on both backends.
-    op.execute("CREATE TEXT SEARCH DICTIONARY jet_english_stem (TEMPLATE = snowball, "
-               "Language = english)")
+    op.execute(
+        "CREATE TEXT SEARCH DICTIONARY jet_english_stem (TEMPLATE = snowball, Language = english)"
+    )
     op.execute("CREATE TEXT SEARCH CONFIGURATION jet_english (COPY = english)")
-    op.execute("ALTER TEXT SEARCH CONFIGURATION jet_english ALTER MAPPING FOR asciiword, "
-               "asciihword, hword_asciipart, word, hword, hword_part WITH jet_english_stem")
-    op.execute("""
+    op.execute(
+        "ALTER TEXT SEARCH CONFIGURATION jet_english ALTER MAPPING FOR asciiword, "
+        "asciihword, hword_asciipart, word, hword, hword_part WITH jet_english_stem"
+    )
+    op.execute(f"""
         ALTER TABLE memory_entries ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
-            setweight(to_tsvector('jet_english'::regconfig, title), 'A')
+            setweight(to_tsvector('jet_english'::regconfig, {_words("title")}), 'A')
             || setweight(to_tsvector('jet_english'::regconfig, tags), 'B')
-            || setweight(to_tsvector('jet_english'::regconfig, summary), 'D')
+            || setweight(to_tsvector('jet_english'::regconfig, {_words("summary")}), 'D')
         ) STORED""")
     op.execute("CREATE INDEX ix_memory_entries_search ON memory_entries USING gin (search_vector)")
-    op.execute("""
+    op.execute(f"""
         ALTER TABLE memory_events ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
             setweight(to_tsvector('jet_english'::regconfig, kind), 'B')
-            || setweight(to_tsvector('jet_english'::regconfig, body), 'D')
+            || setweight(to_tsvector('jet_english'::regconfig, {_words("body")}), 'D')
         ) STORED""")
     op.execute("CREATE INDEX ix_memory_events_search ON memory_events USING gin (search_vector)")
 
