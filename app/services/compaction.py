@@ -187,6 +187,10 @@ def _raced(missing: int) -> str:
     return f"{missing} of its events were folded by another run meanwhile; left to it"
 
 
+class _LostRace(_Skip):
+    """Another run folded some of this bucket's events after they were read."""
+
+
 class _Gone(Exception):
     """The bucket has no eligible events any more."""
 
@@ -238,6 +242,7 @@ class _Run:
         self.budget_exceeded = False
         self.problems: list[str] = []
         self.more_problems = 0
+        self.failures = 0  # problems other than buckets lost to a concurrent run
         self.entries: list[str] = []
         self.models: set[str] = set()
         self.dry_reserved = 0  # a dry run's would-be reservations, so its budget check adds up
@@ -262,7 +267,9 @@ class _Run:
             except Exception:  # the sweep at the next run start marks it instead
                 log.exception("compaction run %s: could not record its failure", self.id)
             raise
-        if not self.problems:
+        # A bucket lost to a concurrent run was folded all the same (its line says so): not a
+        # failure, or every overlap of two workers would page someone.
+        if self.failures == 0:
             status = RunStatus.SUCCEEDED
         else:
             status = RunStatus.PARTIAL if self.compacted else RunStatus.FAILED
@@ -338,8 +345,9 @@ class _Run:
         )  # fmt: skip
         return record
 
-    def _problem(self, bucket: _Bucket | None, why: str) -> None:
+    def _problem(self, bucket: _Bucket | None, why: str, *, failure: bool = True) -> None:
         line = why if bucket is None else f"{bucket.label}: {why}"
+        self.failures += failure
         log.warning("tenant %s: compaction run %s: %s", self.db.tenant_id, self.id, line)
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(line)
@@ -399,6 +407,9 @@ class _Run:
                 calls = await self._reserve(plan)
                 results, usage = await self._summarise(bucket, plan, calls, turn)
                 await self._fold(plan, results, calls, usage)
+        except _LostRace as lost:
+            self._problem(bucket, str(lost), failure=False)
+            return
         except _Skip as skip:
             self._problem(bucket, str(skip))
             return
@@ -637,7 +648,7 @@ class _Run:
                     ).where(ev.c.seq.in_(chunk), ev.c.compressed_at.is_(None))
                 )
         if len(rows) != len(period.seqs):
-            raise _Skip(_raced(len(period.seqs) - len(rows)))
+            raise _LostRace(_raced(len(period.seqs) - len(rows)))
         rows.sort(key=lambda r: (r.occurred_at, r.seq))
         unused: Counter[str] = Counter()
         return [self._event_text(r, unused) for r in rows]
@@ -686,7 +697,7 @@ class _Run:
         except _Raced as raced:
             # Another run folded some of these events after they were read.
             await self._settle(calls, usage)
-            raise _Skip(_raced(raced.missing)) from None
+            raise _LostRace(_raced(raced.missing)) from None
         self._charge(usage)
         self.entries.extend(created)
         self.models.update(result.model for result, _ in results)
