@@ -7,6 +7,7 @@ uvicorn, one process, as `jet-memory serve` runs it; the load comes from other p
 """
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -389,3 +390,31 @@ async def key_for(data_dir: Path, tenant_id: str) -> str:
 
 def run_async(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+def git_state() -> str:
+    """The commit and how far app/ differs from it (the app may be changing under us)."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "app"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        ).stdout
+        diff = subprocess.run(
+            ["git", "diff", "HEAD", "--", "app"], capture_output=True, cwd=ROOT, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (no git)"
+    n = len(dirty.splitlines())
+    if not n:
+        return f"{head}, app/ clean"
+    return f"{head} + {n} changed files in app/ (diff sha1 {hashlib.sha1(diff).hexdigest()[:10]})"

@@ -25,13 +25,11 @@ Writes bench/results/http-<time>.json and .md (the table), server logs and, with
 
 import argparse
 import asyncio
-import hashlib
 import json
 import os
 import random
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -44,10 +42,10 @@ import bench_data
 import context_bench as cb
 from harness import (
     RESULTS,
-    ROOT,
     Profiler,
     Row,
     Server,
+    git_state,
     load_note,
     markdown_table,
     median,
@@ -777,34 +775,6 @@ class Bench:
             )
         )
         self.details["tenants"] = {"fd_series": series, "fd_start": fd_start}
-
-
-def git_state() -> str:
-    """The commit and how far app/ differs from it (the app may be changing under us)."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "app"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            check=True,
-        ).stdout
-        diff = subprocess.run(
-            ["git", "diff", "HEAD", "--", "app"], capture_output=True, cwd=ROOT, check=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (no git)"
-    n = len(dirty.splitlines())
-    if not n:
-        return f"{head}, app/ clean"
-    return f"{head} + {n} changed files in app/ (diff sha1 {hashlib.sha1(diff).hexdigest()[:10]})"
 
 
 def main() -> None:
