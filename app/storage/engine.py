@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 from sqlalchemy import event
 from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.aiosqlite import SQLiteDialect_aiosqlite
@@ -35,7 +36,11 @@ class JetAiosqliteDialect(SQLiteDialect_aiosqlite):
     trusts `isolation_level is None`, which is always true here, so it would skip the
     ROLLBACK of a failed write transaction too. We ask SQLite instead: `in_transaction`
     (sqlite3_get_autocommit, no thread hop) is True whenever a transaction is open, so a
-    rollback is only skipped when it would be a no-op.
+    rollback is only skipped when it would be a no-op. It is read while we hold the
+    connection and nothing runs on its thread: a statement (BEGIN and COMMIT included)
+    interrupted by a cancellation or timeout, which could still be running there, makes
+    SQLAlchemy invalidate the connection (an "exit exception" counts as a disconnect), so
+    it is closed, never rolled back and reused.
     """
 
     supports_statement_cache = True
@@ -61,8 +66,31 @@ def sqlite_engine(
     # same mode) is readable by this user alone.
     path.touch(mode=0o600, exist_ok=True)
     path.chmod(0o600)
+    # Every connection's settings, run by SQLite in one call (one hop to aiosqlite's
+    # thread, where a `connect` event's cursor would take one per PRAGMA and more).
+    pragmas = (
+        f"PRAGMA busy_timeout = {int(busy_timeout_ms)};"
+        "PRAGMA journal_mode = WAL;"
+        f"PRAGMA synchronous = {synchronous};"
+        "PRAGMA foreign_keys = ON;"
+    )
+
+    async def connect() -> aiosqlite.Connection:
+        # async_creator (SQLAlchemy's hook for a driver connection made by our code):
+        # isolation_level=None at connect, as we emit BEGIN ourselves (see the module
+        # docstring), instead of a setter call (another hop) after it. Errors reach the
+        # handle_error hook below like any other DBAPI error.
+        conn = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            await conn.executescript(pragmas)
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
     engine = create_async_engine(
         f"sqlite+jet_aiosqlite:///{path}",
+        async_creator=connect,
         # Bound values (event bodies, key hashes, gateway keys) never reach exception
         # messages, so no traceback or log line can carry them.
         hide_parameters=True,
@@ -71,16 +99,6 @@ def sqlite_engine(
         max_overflow=0,
         pool_timeout=30,
     )
-
-    @event.listens_for(engine.sync_engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
-        cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        cur.execute("PRAGMA journal_mode = WAL")
-        cur.execute(f"PRAGMA synchronous = {synchronous}")
-        cur.execute("PRAGMA foreign_keys = ON")
-        cur.close()
 
     @event.listens_for(engine.sync_engine, "handle_error")
     def _on_error(ctx: ExceptionContext) -> TenantUnavailable | None:
