@@ -199,7 +199,8 @@ def _reader(
     async def read(seqs: Sequence[int]) -> list[T]:
         missing = [s for s in seqs if s not in cache]
         if missing:
-            rows = await conn.execute(select(table.c.seq, *columns).where(table.c.seq.in_(missing)))
+            # `columns` first: to_event/to_entry read them by position.
+            rows = await conn.execute(select(*columns, table.c.seq).where(table.c.seq.in_(missing)))
             cache.update((r.seq, to_item(r)) for r in rows)
         return [cache[s] for s in seqs]
 

@@ -25,7 +25,7 @@ from app.services.records import (
     Scope,
 )
 from app.storage import fulltext
-from app.storage.engine import read_transaction, write_transaction
+from app.storage.engine import read_statement, read_transaction, write_transaction
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
@@ -39,13 +39,20 @@ COLUMNS = [
 
 
 def to_entry(row: Any) -> Entry:
-    m = row._mapping
+    """The Entry of a row whose first columns are COLUMNS, in order (more may follow);
+    by position, as events.to_event."""
+    (
+        id_, scope, scope_ref, title, summary, tags, importance, source, created_at,
+        updated_at, version,
+    ) = row[:_N_COLUMNS]  # fmt: skip
     return Entry(
-        id=m["id"], scope=Scope(m["scope"]), scope_ref=m["scope_ref"], title=m["title"],
-        summary=m["summary"], tags=list(m["tags"]), importance=m["importance"],
-        source=EntrySource(m["source"]), created_at=m["created_at"],
-        updated_at=m["updated_at"], version=m["version"],
+        id=id_, scope=Scope(scope), scope_ref=scope_ref, title=title, summary=summary,
+        tags=list(tags), importance=importance, source=EntrySource(source),
+        created_at=created_at, updated_at=updated_at, version=version,
     )  # fmt: skip
+
+
+_N_COLUMNS = len(COLUMNS)
 
 
 async def insert_entry(
@@ -140,7 +147,7 @@ async def delete_entry(db: TenantDb, entry_id: str) -> str:
 
 async def get_entry(db: TenantDb, entry_id: str) -> Entry | None:
     """One entry by id, or None."""
-    async with read_transaction(db.engine) as conn:
+    async with read_statement(db.engine) as conn:
         row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).first()
         return None if row is None else to_entry(row)
 
@@ -149,7 +156,7 @@ async def get_entries(db: TenantDb, entry_ids: Sequence[str]) -> dict[str, Entry
     """Entries by id (for batching lookups such as MemoryEvent.compressedInto)."""
     if not entry_ids:
         return {}
-    async with read_transaction(db.engine) as conn:
+    async with read_statement(db.engine) as conn:
         rows = await conn.execute(select(*COLUMNS).where(en.c.id.in_(list(entry_ids))))
         return {row.id: to_entry(row) for row in rows}
 
@@ -173,9 +180,11 @@ async def list_entries(
     if flt.scope is None and flt.scope_ref is not None:
         conds.append(en.c.scope_ref == flt.scope_ref)
 
-    async with read_transaction(db.engine) as conn:
-        if flt.search is not None:
+    if flt.search is not None:
+        # Two statements (the high-water mark, then the page) that must agree.
+        async with read_transaction(db.engine) as conn:
             return await _search(conn, flt, conds, first=first, after=after)
+    async with read_statement(db.engine) as conn:
         if flt.tags:
             scope = None if flt.scope is None else flt.scope.value
             conds.append(
@@ -257,7 +266,7 @@ async def source_events(
         .order_by(src.c.position)
         .limit(first + 1)
     )
-    async with read_transaction(db.engine) as conn:
+    async with read_statement(db.engine) as conn:
         rows = list(await conn.execute(stmt))
     edges = [Edge(cursors.encode("sources", [r.position]), to_event(r)) for r in rows[:first]]
     return Page(edges, has_next_page=len(rows) > first)

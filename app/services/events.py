@@ -14,7 +14,7 @@ from app.errors import Conflict, JetError, JetErrors
 from app.services import cursors, search, validation
 from app.services.records import Appended, Edge, Event, EventFilter, EventIn, Page, Scope
 from app.storage import fulltext
-from app.storage.engine import read_transaction
+from app.storage.engine import read_statement, read_transaction
 from app.storage.group_commit import GroupCommitter
 from app.storage.models import events_table as ev
 from app.storage.postgres import advisory_lock
@@ -29,14 +29,20 @@ COLUMNS = [
 
 
 def to_event(row: Any) -> Event:
-    m = row._mapping
+    """The Event of a row whose first columns are COLUMNS, in order (more may follow).
+    By position: a page converts 50 rows, and unpacking a slice is cheaper than a lookup
+    by name per column through `row._mapping`."""
+    (
+        id_, scope, scope_ref, kind, body, source, source_ref, occurred_at, recorded_at,
+        compressed_at, compressed_into, idempotency_key,
+    ) = row[:_N_COLUMNS]  # fmt: skip
     return Event(
-        id=m["id"], scope=Scope(m["scope"]), scope_ref=m["scope_ref"], kind=m["kind"],
-        body=m["body"], source=m["source"], source_ref=m["source_ref"],
-        occurred_at=m["occurred_at"], recorded_at=m["recorded_at"],
-        compressed_at=m["compressed_at"], compressed_into=m["compressed_into"],
-        idempotency_key=m["idempotency_key"],
+        id_, Scope(scope), scope_ref, kind, body, source, source_ref, occurred_at, recorded_at,
+        compressed_at, compressed_into, idempotency_key,
     )  # fmt: skip
+
+
+_N_COLUMNS = len(COLUMNS)
 
 
 # ---------------------------------------------------------------------------- appends
@@ -160,7 +166,7 @@ def _row(e: Event) -> dict[str, Any]:
 
 async def get_event(db: TenantDb, event_id: str) -> Event | None:
     """One event by id, or None."""
-    async with read_transaction(db.engine) as conn:
+    async with read_statement(db.engine) as conn:
         row = (await conn.execute(select(*COLUMNS).where(ev.c.id == event_id))).first()
         return None if row is None else to_event(row)
 
@@ -190,9 +196,11 @@ async def list_events(
     elif flt.compressed is False:
         conds.append(ev.c.compressed_at.is_(None))
 
-    async with read_transaction(db.engine) as conn:
-        if flt.search is not None:
+    if flt.search is not None:
+        # Two statements (the high-water mark, then the page) that must agree.
+        async with read_transaction(db.engine) as conn:
             return await _search_events(conn, flt, conds, first=first, after=after)
+    async with read_statement(db.engine) as conn:
         if flt.scope is not None:
             conds.append(ev.c.scope == flt.scope.value)
             if flt.scope_ref is not None:

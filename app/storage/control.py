@@ -17,7 +17,7 @@ from app.storage import migrate, postgres
 from app.storage.control_models import api_keys_table as keys_t
 from app.storage.control_models import tenant_policies_table as policies_t
 from app.storage.control_models import tenants_table as tenants_t
-from app.storage.engine import read_transaction, sqlite_engine, write_transaction
+from app.storage.engine import read_statement, sqlite_engine, write_transaction
 from app.storage.types import utcnow
 
 
@@ -86,12 +86,12 @@ class ControlDb:
         return row
 
     async def tenants(self) -> list[TenantRow]:
-        async with read_transaction(self.engine) as conn:
+        async with read_statement(self.engine) as conn:
             rows = await conn.execute(select(tenants_t).order_by(tenants_t.c.created_at))
             return [TenantRow(**r._mapping) for r in rows]
 
     async def find_tenant(self, id_or_name: str) -> TenantRow | None:
-        async with read_transaction(self.engine) as conn:
+        async with read_statement(self.engine) as conn:
             r = (
                 await conn.execute(
                     select(tenants_t).where(
@@ -130,7 +130,7 @@ class ControlDb:
             return None if r is None else KeyRow(**r._mapping)
 
     async def keys(self, tenant_id: str) -> list[KeyRow]:
-        async with read_transaction(self.engine) as conn:
+        async with read_statement(self.engine) as conn:
             rows = await conn.execute(
                 select(*_key_cols())
                 .where(keys_t.c.tenant_id == tenant_id)
@@ -140,7 +140,7 @@ class ControlDb:
 
     async def key_by_hash(self, key_hash: str) -> tuple[str, str, str] | None:
         """(key_id, stored hash, tenant_id) of an active key of an active tenant."""
-        async with read_transaction(self.engine) as conn:
+        async with read_statement(self.engine) as conn:
             r = (
                 await conn.execute(
                     select(keys_t.c.id, keys_t.c.key_hash, keys_t.c.tenant_id)
@@ -156,7 +156,7 @@ class ControlDb:
 
     async def policy(self, tenant_id: str) -> dict[str, Any] | None:
         """The tenant's policy row (gateway key included: callers must never show it)."""
-        async with read_transaction(self.engine) as conn:
+        async with read_statement(self.engine) as conn:
             r = (
                 await conn.execute(select(policies_t).where(policies_t.c.tenant_id == tenant_id))
             ).first()
