@@ -17,12 +17,15 @@ import httpx
 import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML: via schemathesis (dev)
 from servers import free_port
+from sqlalchemy.engine import make_url
 
+from app.config import Settings
 from app.embedded_redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
 COMPOSE = ROOT / "docker-compose.yml"
+COMPOSE_POSTGRES = ROOT / "docker-compose.postgres.yml"
 BIN = Path(sys.executable).parent
 STARTUP_SECONDS = 30.0
 STOP_SECONDS = 15.0
@@ -207,6 +210,32 @@ def test_the_files_say_what_the_test_runs() -> None:
                 assert source not in ignored and source.split("/")[0] not in ignored, source
                 copied += 1
     assert copied >= 5
+
+
+def test_the_postgres_override_gives_both_services_a_valid_database_url() -> None:
+    base = compose_file()["services"]
+    override = yaml.safe_load(COMPOSE_POSTGRES.read_text())["services"]
+    pg = override["postgres"]
+    assert int(pg["image"].split(":")[1]) >= 15 and healthcheck_argv(pg)[0] == "pg_isready"
+    max_connections = int(pg["command"][pg["command"].index("-c") + 1].split("=")[1])
+    for name in ("api", "worker"):
+        assert name in base and override[name]["depends_on"]["postgres"]["condition"] == (
+            "service_healthy"
+        )
+        env = compose_env(override[name])
+        # What compose substitutes for ${JET_POSTGRES_PASSWORD:?…}, then the app's own check.
+        url = env["JET_DATABASE_URL"].replace(
+            "${JET_POSTGRES_PASSWORD:?set JET_POSTGRES_PASSWORD}", "pw"
+        )
+        settings = Settings(_env_file=None, database_url=url)  # type: ignore[call-arg]
+        assert settings.storage_label == "PostgreSQL postgres:5432/jet"
+        parsed = make_url(url)
+        assert (parsed.username, parsed.database) == (
+            pg["environment"]["POSTGRES_USER"],
+            pg["environment"]["POSTGRES_DB"],
+        )
+        # Room for an API, a few workers and the CLI, each with its pool + 4 control.
+        assert max_connections >= 5 * (settings.postgres_pool_size + 4)
 
 
 def test_api_and_worker_run_as_the_image_and_compose_run_them(
