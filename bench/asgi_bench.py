@@ -8,10 +8,14 @@ threads too).
 
 Usage: .venv/bin/python bench/asgi_bench.py [--only plain,trivial,...] [--seconds S]
        [--clients N] [--profile CASE]   # --profile: cProfile of one case, top 30
+       [--hops]   # also count calls to aiosqlite's thread per request (adds some CPU)
 
 Cases: plain (a Starlette JSON route in the same app, the baseline), trivial
 (`{ __typename }`), append_gql, append_rest, events_gql (first 50 of a scope, every
-field the HTTP benchmark asks for), events_rest.
+field the HTTP benchmark asks for), events_rest, search_gql (memoryEntries search top 20
+over 20,000 entries in 10 scopes, the HTTP benchmark's queries), tenant_first (the first
+request, an event page, to each of 300 tenants not yet open, one client, one after
+another; run only when named in --only, as it creates the tenants).
 """
 
 import argparse
@@ -27,6 +31,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
+import bench_data
 import uvloop
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -49,6 +55,13 @@ APPEND_Q = (
     "mutation($i: AppendMemoryEventInput!) { appendMemoryEvent(input: $i)"
     " { event { id sourceRef occurredAt } replayed errors { field code message } } }"
 )
+SEARCH_Q = (
+    "query($f: MemoryEntryFilter!) { memoryEntries(filter: $f, first: 20) { edges {"
+    " score node { id scope scopeRef title summary tags importance updatedAt } }"
+    " pageInfo { hasNextPage endCursor } } }"
+)  # bench/http_bench.py's search workload
+SEARCH_ENTRIES = 20_000
+FIRST_TENANTS = 300
 BODY = "Call with Dana: the Q3 budget of $48,000 was approved; weekly reporting from now on."
 
 
@@ -100,8 +113,13 @@ async def call(app: ASGIApp, scope: dict[str, Any], body: bytes) -> tuple[int, b
 Case = Callable[[int], tuple[dict[str, Any], bytes]]
 
 
-def cases(key: str) -> dict[str, Case]:
+def cases(key: str, search_key: str) -> dict[str, Case]:
     counter = iter(range(10**9))
+    searches = [
+        {"search": q, "scope": scope.upper(), "scopeRef": ref}
+        for scope, ref in bench_data.SEARCH_SCOPES
+        for q in bench_data.COMMON_QUERIES
+    ]
 
     def gql(query: str, variables: dict[str, Any]) -> bytes:
         return json.dumps({"query": query, "variables": variables}).encode()
@@ -132,7 +150,27 @@ def cases(key: str) -> dict[str, Case]:
             ),
             b"",
         ),
+        "search_gql": lambda i: (
+            scope_for("POST", "/graphql", search_key),
+            gql(SEARCH_Q, {"f": searches[i % len(searches)]}),
+        ),
     }
+
+
+def first_request(key: str) -> tuple[dict[str, Any], bytes]:
+    query = b"scope=entity&scopeRef=a&limit=50"
+    return scope_for("GET", "/memory/events", key, query), b""
+
+
+async def run_first(app: ASGIApp, keys: list[str]) -> tuple[float, float, int]:
+    """One request to each tenant (not yet open), one after another."""
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    for key in keys:
+        status, body = await call(app, *first_request(key))
+        if status != 200:
+            raise SystemExit(f"tenant_first: {status} {body[:300]!r}")
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
+    return len(keys) / wall, cpu / len(keys) * 1e6, len(keys)
 
 
 async def seed(data_dir: Path) -> tuple[str, str]:
@@ -185,30 +223,66 @@ async def run_case(
     return done / wall, cpu / done * 1e6, done
 
 
+HOPS = [0]
+
+
+def count_hops() -> None:
+    """Count every call run on an aiosqlite connection's thread (`Connection._execute`,
+    through which aiosqlite's Connection and Cursor methods all go)."""
+    original = aiosqlite.Connection._execute
+
+    async def counted(self: aiosqlite.Connection, fn: Any, *args: Any, **kw: Any) -> Any:
+        HOPS[0] += 1
+        return await original(self, fn, *args, **kw)  # type: ignore[no-untyped-call]
+
+    aiosqlite.Connection._execute = counted  # type: ignore[method-assign]
+
+
 async def main(args: argparse.Namespace) -> None:
+    if args.hops:
+        count_hops()
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp)
         _, key = await seed(data_dir)
+        all_cases = cases(key, "")
+        names = args.only.split(",") if args.only else list(all_cases)
+        search_key = ""
+        if "search_gql" in names:
+            _, search_key = await bench_data.search_tenant(data_dir, SEARCH_ENTRIES)
+        first_keys: list[str] = []
+        if "tenant_first" in names:
+            tenants = await bench_data.many_tenants(data_dir, FIRST_TENANTS + 20)
+            first_keys = [k for _, k in tenants]
+        all_cases = cases(key, search_key)
         app = create_app(Settings(_env_file=None, data_dir=data_dir))
         app.router.routes.insert(0, Route("/plain", plain, methods=["GET", "POST"]))
-        all_cases = cases(key)
-        names = args.only.split(",") if args.only else list(all_cases)
         async with app.router.lifespan_context(app):
             # Warm up: caches, the tenant open, the auth cache.
             for name in names:
                 for i in range(20):
-                    status, body = await call(app, *all_cases[name](i))
+                    if name == "tenant_first":
+                        status, body = await call(app, *first_request(first_keys[i]))
+                    else:
+                        status, body = await call(app, *all_cases[name](i))
                     if status not in (200, 201):
                         raise SystemExit(f"{name}: {status} {body[:300]!r}")
             for name in names:
                 prof = cProfile.Profile() if args.profile == name else None
                 if prof:
                     prof.enable()
-                rate, cpu_us, n = await run_case(app, all_cases[name], args.clients, args.seconds)
+                hops0 = HOPS[0]
+                if name == "tenant_first":
+                    rate, cpu_us, n = await run_first(app, first_keys[20:])
+                else:
+                    rate, cpu_us, n = await run_case(
+                        app, all_cases[name], args.clients, args.seconds
+                    )
                 if prof:
                     prof.disable()
                 print(f"{name:12s} {rate:9,.0f} req/s  {cpu_us:7.1f} us CPU/req  ({n} requests)",
                       flush=True)  # fmt: skip
+                if args.hops:
+                    print(f"{'':12s} {(HOPS[0] - hops0) / n:9.1f} aiosqlite thread hops/req")
                 if prof:
                     pstats.Stats(prof, stream=sys.stdout).sort_stats(args.sort).print_stats(40)
 
@@ -220,4 +294,5 @@ if __name__ == "__main__":
     p.add_argument("--clients", type=int, default=16)
     p.add_argument("--profile", default="")
     p.add_argument("--sort", default="tottime")
+    p.add_argument("--hops", action="store_true")
     uvloop.run(main(p.parse_args()))

@@ -6,18 +6,28 @@ BEGIN IMMEDIATE (waits on busy_timeout instead of failing on a lock upgrade) and
 migrations are transactional.
 """
 
-from collections.abc import AsyncIterator
+import collections
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 from sqlalchemy import event
+from sqlalchemy.connectors.asyncio import AsyncAdapt_dbapi_connection
 from sqlalchemy.dialects import registry
-from sqlalchemy.dialects.sqlite.aiosqlite import SQLiteDialect_aiosqlite
+from sqlalchemy.dialects.sqlite.aiosqlite import (
+    AsyncAdapt_aiosqlite_connection,
+    AsyncAdapt_aiosqlite_cursor,
+    AsyncAdapt_aiosqlite_dbapi,
+    SQLiteDialect_aiosqlite,
+)
 from sqlalchemy.engine import Connection, ExceptionContext
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool
+from sqlalchemy.util import EMPTY_DICT
+from sqlalchemy.util.concurrency import await_
 
 from app.storage.unavailable import TenantUnavailable, classify
 
@@ -25,8 +35,146 @@ _BEGIN_OPTION = "jet_begin"
 _NO_BEGIN = ""  # read_statement: no BEGIN, SQLite runs the one statement in autocommit
 
 
+# What `_run_statement` returns: description, rows (None when the statement has no result
+# columns), rowcount, lastrowid.
+_Outcome = tuple[Any, list[Any] | None, int, int | None]
+
+
+def _run_statement(
+    conn: sqlite3.Connection, operation: str, parameters: Any, many: bool
+) -> _Outcome:
+    """One statement, start to finish, on aiosqlite's thread: what SQLAlchemy's adapter
+    does in four hops (cursor, execute, fetchall, close), as one."""
+    cursor = conn.cursor()
+    try:
+        if many:
+            cursor.executemany(operation, parameters)
+        elif parameters is None:
+            cursor.execute(operation)
+        else:
+            cursor.execute(operation, parameters)
+        description = cursor.description
+        # As AsyncAdapt_dbapi_cursor: the rows of a statement with columns, fetched at once
+        # (not after executemany). rowcount and lastrowid are read after the fetch, as
+        # SQLAlchemy reads them (an UPDATE ... RETURNING counts its rows as they are
+        # stepped).
+        rows = cursor.fetchall() if description and not many else None
+        return description, rows, cursor.rowcount, cursor.lastrowid
+    finally:
+        cursor.close()
+
+
+class _OneHopCursor(AsyncAdapt_aiosqlite_cursor):
+    """SQLAlchemy's aiosqlite cursor adapter, one thread hop per statement instead of four.
+
+    SQLAlchemy's AsyncAdapt_dbapi_cursor awaits aiosqlite for each of cursor(), execute(),
+    fetchall() and close(): every await is a hand-off to the connection's thread and back
+    (a GIL switch, tens of µs under load). Here execute/executemany run `_run_statement` on
+    that thread in one call and keep what SQLAlchemy reads afterwards (description,
+    rowcount, lastrowid, the rows); the sqlite3 cursor is closed before the call returns,
+    so there is nothing left to close. Buffered (client-side) results only, as before: the
+    server-side cursor class of the adapter is left as it is (not used by this app).
+
+    aiosqlite has no public "run this function on the connection's thread": its
+    `execute_fetchall` is one hop but loses the description, rowcount and lastrowid that
+    SQLAlchemy needs. So this uses `aiosqlite.Connection._execute(fn, *args)` (private,
+    aiosqlite 0.22: queue `fn(*args)` for the thread, await its result or exception), the
+    very call aiosqlite's own Cursor methods make, and SQLAlchemy's adapter reaches into
+    aiosqlite's privates likewise (`_tx`, `_conn`). tests/storage/test_engine.py fails
+    loudly if that signature or behaviour changes.
+
+    Errors and cancellation are unchanged: sqlite3's exceptions come back through the same
+    future, are re-raised through the adapter's `_handle_exception` (ValueError of a closed
+    connection becomes OperationalError, a disconnect), and reach the engine's
+    `handle_error` hook. A cancelled await leaves the statement running on the thread, as
+    before; SQLAlchemy invalidates the connection (see JetAiosqliteDialect), and its close
+    is queued behind the statement.
+    """
+
+    __slots__ = ("_description", "_rowcount", "_lastrowid", "_arraysize")
+
+    def __init__(self, adapt_connection: AsyncAdapt_dbapi_connection) -> None:
+        # No aiosqlite cursor (the parent's __init__ would await one): `_run_statement`
+        # makes a sqlite3 cursor per statement on the thread.
+        self._adapt_connection = adapt_connection
+        self._connection = adapt_connection._connection
+        self._cursor = None  # type: ignore[assignment]
+        self._soft_closed_memoized = EMPTY_DICT
+        self._rows = collections.deque()
+        self._description: Any = None
+        self._rowcount = -1
+        self._lastrowid: int | None = None
+        self._arraysize = 1  # sqlite3.Cursor's default
+
+    @property
+    def description(self) -> Any:
+        return self._description
+
+    @property
+    def rowcount(self) -> int:
+        return self._rowcount
+
+    @property
+    def lastrowid(self) -> int:
+        return self._lastrowid  # type: ignore[return-value]
+
+    @property
+    def arraysize(self) -> int:
+        return self._arraysize
+
+    @arraysize.setter
+    def arraysize(self, value: int) -> None:
+        self._arraysize = value
+
+    async def _async_soft_close(self) -> None:
+        """Nothing to close: the sqlite3 cursor was closed on the thread, and the
+        description is kept."""
+
+    def close(self) -> None:
+        self._rows.clear()
+
+    def execute(self, operation: Any, parameters: Any = None) -> Any:
+        try:
+            return await_(self._run(operation, parameters, False))
+        except Exception as error:
+            self._adapt_connection._handle_exception(error)
+
+    def executemany(self, operation: Any, seq_of_parameters: Sequence[Any]) -> Any:
+        try:
+            return await_(self._run(operation, seq_of_parameters, True))
+        except Exception as error:
+            self._adapt_connection._handle_exception(error)
+
+    async def _run(self, operation: Any, parameters: Any, many: bool) -> None:
+        driver: aiosqlite.Connection = self._connection  # type: ignore[assignment]
+        async with self._adapt_connection._execute_mutex:
+            # `driver._conn` raises ValueError("no active connection") once the connection
+            # is closed, as aiosqlite's cursor() did when it was evaluated here.
+            description, rows, rowcount, lastrowid = await driver._execute(  # type: ignore[no-untyped-call]  # aiosqlite leaves it unannotated
+                _run_statement, driver._conn, operation, parameters, many
+            )
+        self._description = description
+        self._rowcount = rowcount
+        self._lastrowid = lastrowid
+        self._rows = collections.deque(rows) if rows is not None else collections.deque()
+
+
+class _OneHopConnection(AsyncAdapt_aiosqlite_connection):
+    __slots__ = ()
+    _cursor_cls = _OneHopCursor
+
+
+class _OneHopDBAPI(AsyncAdapt_aiosqlite_dbapi):
+    def connect(self, *arg: Any, **kw: Any) -> _OneHopConnection:
+        # The parent's connect (the async_creator call, the thread's daemon flag) wrapped
+        # in its own adapter class; the same aiosqlite connection, re-wrapped in ours.
+        adapted = super().connect(*arg, **kw)
+        return _OneHopConnection(self, adapted._connection)
+
+
 class JetAiosqliteDialect(SQLiteDialect_aiosqlite):
-    """aiosqlite, minus the ROLLBACKs that have nothing to roll back.
+    """aiosqlite, minus the ROLLBACKs that have nothing to roll back, and with one thread
+    hop per statement (`_OneHopCursor`, through `import_dbapi`).
 
     Every aiosqlite call is a hop to the connection's thread and back. SQLAlchemy rolls
     back when a connection returns to the pool and when a Connection closes with the
@@ -44,6 +192,11 @@ class JetAiosqliteDialect(SQLiteDialect_aiosqlite):
     """
 
     supports_statement_cache = True
+
+    @classmethod
+    def import_dbapi(cls) -> AsyncAdapt_aiosqlite_dbapi:
+        # The adapter module with our one-hop cursor (_OneHopCursor); otherwise SQLAlchemy's.
+        return _OneHopDBAPI(aiosqlite, sqlite3)
 
     def do_rollback(self, dbapi_connection: Any) -> None:
         driver = dbapi_connection.driver_connection

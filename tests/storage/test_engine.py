@@ -1,0 +1,173 @@
+"""The SQLite engine's one-hop cursor (app/storage/engine.py `_OneHopCursor`): what
+SQLAlchemy reads from a statement is what its own aiosqlite cursor gave, in one call to
+aiosqlite's thread; and the private aiosqlite call it relies on still behaves as assumed."""
+
+import asyncio
+import inspect
+import sqlite3
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.storage.engine import (
+    _OneHopCursor,
+    read_statement,
+    read_transaction,
+    sqlite_engine,
+    write_transaction,
+)
+
+pytestmark = pytest.mark.sqlite_only  # SQLite's driver adapter
+
+
+@pytest.fixture
+async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    engine = sqlite_engine(
+        tmp_path / "t.db", synchronous="NORMAL", busy_timeout_ms=1000, pool_size=2
+    )
+    async with write_transaction(engine) as conn:
+        await conn.exec_driver_sql("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT UNIQUE)")
+    yield engine
+    await engine.dispose()
+
+
+async def test_aiosqlite_private_execute_is_what_the_cursor_assumes(tmp_path: Path) -> None:
+    """`aiosqlite.Connection._execute(fn, *args)`: a coroutine that runs fn(*args) on the
+    connection's own thread and returns its result or raises its exception. If aiosqlite
+    changes it, this fails (and _OneHopCursor must change with it)."""
+    assert inspect.iscoroutinefunction(aiosqlite.Connection._execute)
+    params = list(inspect.signature(aiosqlite.Connection._execute).parameters)
+    assert params[:2] == ["self", "fn"] and "args" in params, params
+    async with aiosqlite.connect(tmp_path / "a.db") as conn:
+        loop_thread = threading.get_ident()
+
+        def probe(c: sqlite3.Connection, x: int) -> tuple[int, int]:
+            return threading.get_ident(), c.execute("SELECT ?", (x,)).fetchone()[0]
+
+        worker, value = await conn._execute(probe, conn._conn, 7)
+        assert value == 7 and worker != loop_thread
+        assert worker == conn._thread.ident  # the thread sqlite3's connection belongs to
+
+        def fail(c: sqlite3.Connection) -> None:
+            c.execute("SELECT * FROM no_such_table")
+
+        with pytest.raises(sqlite3.OperationalError, match="no such table"):
+            await conn._execute(fail, conn._conn)
+    with pytest.raises(ValueError, match="no active connection"):
+        conn._conn  # noqa: B018 (the closed-connection error the cursor relies on)
+
+
+async def test_one_thread_hop_per_statement(engine: AsyncEngine) -> None:
+    hops = 0
+    async with read_statement(engine) as conn:  # no BEGIN: only the statements hop
+        raw = await conn.get_raw_connection()
+        assert isinstance(raw.dbapi_connection.cursor(), _OneHopCursor)  # type: ignore[union-attr]
+        driver = raw.driver_connection
+        original = driver._execute  # type: ignore[union-attr]
+
+        async def counting(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            nonlocal hops
+            hops += 1
+            return await original(fn, *args, **kwargs)
+
+        driver._execute = counting  # type: ignore[union-attr]
+        try:
+            await conn.exec_driver_sql("INSERT INTO t (v) VALUES ('a')")
+            assert hops == 1
+            assert (await conn.exec_driver_sql("SELECT v FROM t")).all() == [("a",)]
+            assert hops == 2
+        finally:
+            del driver._execute  # type: ignore[union-attr]
+
+
+async def test_rowcount_lastrowid_description_rows(engine: AsyncEngine) -> None:
+    async with write_transaction(engine) as conn:
+        first = await conn.execute(text("INSERT INTO t (v) VALUES ('a')"))
+        assert first.lastrowid == 1
+        second = await conn.execute(text("INSERT INTO t (v) VALUES ('b')"))
+        assert second.lastrowid == 2
+        many = await conn.execute(text("INSERT INTO t (v) VALUES (:v)"), [{"v": "c"}, {"v": "d"}])
+        assert many.rowcount == 2
+        updated = await conn.execute(text("UPDATE t SET v = v || '!' WHERE id <= 3"))
+        assert updated.rowcount == 3
+        none = await conn.execute(text("UPDATE t SET v = 'x' WHERE id = 99"))
+        assert none.rowcount == 0
+        returned = await conn.execute(text("UPDATE t SET v = v || '?' WHERE id >= 3 RETURNING id"))
+        assert sorted(returned.scalars()) == [3, 4]
+        assert returned.rowcount == 2
+    async with read_statement(engine) as conn:
+        result = await conn.execute(text("SELECT id, v FROM t ORDER BY id"))
+        assert list(result.keys()) == ["id", "v"]
+        assert result.all() == [(1, "a!"), (2, "b!"), (3, "c!?"), (4, "d?")]
+        empty = await conn.execute(text("SELECT id AS n FROM t WHERE id > 99"))
+        assert list(empty.keys()) == ["n"] and empty.all() == []
+        # Rows fetched one by one and in chunks, as the adapter's buffered cursor allows.
+        partial = await conn.execute(text("SELECT id FROM t ORDER BY id"))
+        assert partial.fetchone() == (1,)
+        assert partial.fetchmany(2) == [(2,), (3,)]
+        assert partial.fetchall() == [(4,)]
+
+
+async def test_transactions_and_errors(engine: AsyncEngine) -> None:
+    with pytest.raises(IntegrityError) as info:
+        async with write_transaction(engine) as conn:
+            await conn.execute(text("INSERT INTO t (v) VALUES ('a')"))
+            await conn.execute(text("INSERT INTO t (v) VALUES ('a')"))
+    assert isinstance(info.value.orig, sqlite3.IntegrityError)
+    async with read_transaction(engine) as conn:  # rolled back: the first insert is gone
+        assert (await conn.execute(text("SELECT count(*) FROM t"))).scalar() == 0
+        raw = await conn.get_raw_connection()
+        assert raw.driver_connection.in_transaction  # type: ignore[union-attr]  # BEGIN ran
+    with pytest.raises(OperationalError) as error:
+        async with read_statement(engine) as conn:
+            await conn.execute(text("SELECT * FROM no_such_table"))
+    assert isinstance(error.value.orig, sqlite3.OperationalError)
+    async with write_transaction(engine) as conn:
+        await conn.execute(text("INSERT INTO t (v) VALUES ('b')"))
+    async with read_statement(engine) as conn:
+        assert (await conn.execute(text("SELECT v FROM t"))).scalars().all() == ["b"]
+
+
+async def test_a_cancelled_statement_invalidates_its_connection(engine: AsyncEngine) -> None:
+    """The statement keeps running on aiosqlite's thread after its task is cancelled; the
+    connection must not go back to the pool (it is invalidated and closed), and the engine
+    keeps working."""
+    started, release = threading.Event(), threading.Event()
+    invalidated: list[object] = []
+
+    def block() -> int:
+        started.set()
+        release.wait(30)
+        return 1
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _connect(dbapi_connection: Any, _: Any) -> None:
+        dbapi_connection.create_function("block", 0, block)
+
+    @event.listens_for(engine.sync_engine, "invalidate")
+    def _invalidate(dbapi_connection: Any, *_: Any) -> None:
+        invalidated.append(dbapi_connection)
+
+    await engine.dispose()  # connections made from now on have block()
+
+    async def blocked() -> None:
+        async with read_statement(engine) as conn:
+            await conn.execute(text("SELECT block()"))
+
+    task = asyncio.create_task(blocked())
+    assert await asyncio.to_thread(started.wait, 30)
+    task.cancel()
+    await asyncio.sleep(0)  # the cancellation reaches the task; the statement still runs
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(invalidated) == 1
+    async with read_statement(engine) as conn:
+        assert (await conn.execute(text("SELECT block()"))).scalar() == 1
