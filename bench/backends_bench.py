@@ -657,16 +657,8 @@ class Bench:
             f"PostgreSQL {seed['postgresql']:.0f}s incl. VACUUM ANALYZE)",
             flush=True,
         )
-        query = (
-            "query($f: MemoryEntryFilter!) { memoryEntries(filter: $f, first: 20) { edges {"
-            " score node { id scope scopeRef title summary tags importance updatedAt } }"
-            " pageInfo { hasNextPage endCursor } } }"
-        )
-        cases: list[tuple[str, str, str, str | None]] = []
-        for scope, ref in bench_data.SEARCH_SCOPES:
-            cases += [("common", q, scope, ref) for q in bench_data.COMMON_QUERIES]
-            cases += [("rare", q, scope, ref) for q in bench_data.RARE_QUERIES]
-        random.Random(3).shuffle(cases)
+        query = bench_data.SEARCH_QUERY
+        cases = bench_data.search_cases()
         requests = {
             b: [
                 gql(

@@ -223,3 +223,22 @@ async def many_tenants(data_dir: Path, n: int) -> list[tuple[str, str]]:
     marker.write_text(json.dumps(out))
     print(f"  created in {time.perf_counter() - started:.0f}s", flush=True)
     return out
+
+
+# The search workload's request and cases, shared by http_bench.py and backends_bench.py.
+SEARCH_QUERY = (
+    "query($f: MemoryEntryFilter!) { memoryEntries(filter: $f, first: 20) { edges {"
+    " score node { id scope scopeRef title summary tags importance updatedAt } }"
+    " pageInfo { hasNextPage endCursor } } }"
+)
+
+
+def search_cases() -> list[tuple[str, str, str, str | None]]:
+    """(tag, question, scope, scopeRef): every common and rare question in every scope,
+    in a fixed shuffled order."""
+    cases: list[tuple[str, str, str, str | None]] = []
+    for scope, ref in SEARCH_SCOPES:
+        cases += [("common", q, scope, ref) for q in COMMON_QUERIES]
+        cases += [("rare", q, scope, ref) for q in RARE_QUERIES]
+    random.Random(3).shuffle(cases)
+    return cases

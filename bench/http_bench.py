@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import shutil
 import sqlite3
 import sys
@@ -431,16 +430,8 @@ class Bench:
         container = run_async(open_container(self.data_dir))
         db_path = container.tenants.path(tenant_id)
         run_async(container.aclose())
-        query = (
-            "query($f: MemoryEntryFilter!) { memoryEntries(filter: $f, first: 20) { edges {"
-            " score node { id scope scopeRef title summary tags importance updatedAt } }"
-            " pageInfo { hasNextPage endCursor } } }"
-        )
-        cases: list[tuple[str, str, str, str | None]] = []
-        for scope, ref in bench_data.SEARCH_SCOPES:
-            cases += [("common", q, scope, ref) for q in bench_data.COMMON_QUERIES]
-            cases += [("rare", q, scope, ref) for q in bench_data.RARE_QUERIES]
-        random.Random(3).shuffle(cases)
+        query = bench_data.SEARCH_QUERY
+        cases = bench_data.search_cases()
         requests = [
             self.gql_request(
                 key, query, {"f": {"search": q, "scope": scope.upper(), "scopeRef": ref}}, tag
