@@ -61,10 +61,6 @@ class TenantDatabases:
         else:
             settings.tenants_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
-    @property
-    def backend(self) -> str:
-        return "sqlite" if self._shared is None else "postgresql"
-
     def path(self, tenant_id: str) -> Path:
         # Tenant ids are generated (ten_ + ULID), never user text: safe as a file name.
         if not tenant_id.isascii() or not tenant_id.replace("_", "").isalnum():
