@@ -148,23 +148,23 @@ class HttpMetrics:
         self._http: dict[tuple[str, str, int], tuple[Any, Any]] = {}
         self._graphql: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
-    def _http_children(self, route: str, method: str, status: int) -> tuple[Any, Any]:
-        key = (route, method, status)
-        found = self._http.get(key)
+    @staticmethod
+    def _children(
+        cache: dict[tuple[str, str, int], tuple[Any, Any]],
+        counter: Any,
+        latency: Any,
+        first: str,
+        second: str,
+        status: int,
+    ) -> tuple[Any, Any]:
+        """`counter`'s child for (first, second, status) and `latency`'s for (first,
+        second), from `cache` after the first time."""
+        key = (first, second, status)
+        found = cache.get(key)
         if found is None:
-            found = self._http[key] = (
-                metrics.HTTP_REQUESTS.labels(route, method, str(status)),
-                metrics.HTTP_LATENCY.labels(route, method),
-            )
-        return found
-
-    def _graphql_children(self, label: str, kind: str, status: int) -> tuple[Any, Any]:
-        key = (label, kind, status)
-        found = self._graphql.get(key)
-        if found is None:
-            found = self._graphql[key] = (
-                metrics.GRAPHQL_OPERATIONS.labels(label, kind, str(status)),
-                metrics.GRAPHQL_LATENCY.labels(label, kind),
+            found = cache[key] = (
+                counter.labels(first, second, str(status)),
+                latency.labels(first, second),
             )
         return found
 
@@ -187,7 +187,9 @@ class HttpMetrics:
             elapsed = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             method = scope["method"] if scope["method"] in _METHODS else "other"
-            count, latency = self._http_children(route, method, status)
+            count, latency = self._children(
+                self._http, metrics.HTTP_REQUESTS, metrics.HTTP_LATENCY, route, method, status
+            )
             count.inc()
             latency.observe(elapsed)
             if (
@@ -197,6 +199,9 @@ class HttpMetrics:
             ):
                 # Not recorded: refused before any operation ran (no JSON, no query).
                 name, kind = scope.get("state", {}).get(OPERATION_STATE_KEY, (None, "unknown"))
-                count, latency = self._graphql_children(metrics.operation_label(name), kind, status)
+                count, latency = self._children(
+                    self._graphql, metrics.GRAPHQL_OPERATIONS, metrics.GRAPHQL_LATENCY,
+                    metrics.operation_label(name), kind, status,
+                )  # fmt: skip
                 count.inc()
                 latency.observe(elapsed)
