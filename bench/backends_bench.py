@@ -51,6 +51,7 @@ import statistics
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -380,6 +381,18 @@ class Bench:
             for b in BACKENDS
         }
 
+    @contextmanager
+    def running(self, name: str) -> Iterator[dict[str, Server]]:
+        """Both backends' servers for workload `name`, started, and stopped by PID after."""
+        srvs = self.servers(name)
+        try:
+            for s in srvs.values():
+                s.start()
+            yield srvs
+        finally:
+            for s in srvs.values():
+                s.stop()
+
     def settle(self, srv: Server, timeout: float = 60.0) -> None:
         """Wait until the server and PostgreSQL are idle again: requests still in flight
         when a load generator stops must not run into the next backend's round."""
@@ -414,10 +427,7 @@ class Bench:
         ]
         res: dict[tuple[str, str], list[dict[str, Any]]] = {}
         acks: dict[str, dict[str, Path]] = {b: {} for b in BACKENDS}
-        srvs = self.servers(name)
-        try:
-            for s in srvs.values():
-                s.start()
+        with self.running(name) as srvs:
             for b in BACKENDS:
                 for surface, mode, path in modes:
                     run_wrk(
@@ -464,9 +474,6 @@ class Bench:
                         )
                         if r["bad"]:
                             print(f"    first bad response: {r['bad_sample'][:200]}", flush=True)
-        finally:
-            for s in srvs.values():
-                s.stop()
         verify = {b: asyncio.run(self.verify(tenants[b], acks[b], batch)) for b in BACKENDS}
         cmd = self.command(name)
         for surface in ("graphql", "rest"):
@@ -672,14 +679,8 @@ class Bench:
             for b in BACKENDS
         }
         raw = asyncio.run(self.raw_search(tenants, cases))
-        srvs = self.servers("search")
-        try:
-            for s in srvs.values():
-                s.start()
+        with self.running("search") as srvs:
             out = self.phases("search", requests, 16, srvs)
-        finally:
-            for s in srvs.values():
-                s.stop()
         cmd = self.command("search") + ("" if a.entries == 20_000 else f" --entries {a.entries}")
         for tag in ("common", "rare"):
             e2e = {b: [x[3] for x in out[b]["samples"] if x[0] == tag] for b in BACKENDS}
@@ -779,14 +780,8 @@ class Bench:
             for b in BACKENDS
         }
         raw = asyncio.run(self.raw_events(tenants, refs))
-        srvs = self.servers("events")
-        try:
-            for s in srvs.values():
-                s.start()
+        with self.running("events") as srvs:
             out = self.phases("events", requests, 16, srvs)
-        finally:
-            for s in srvs.values():
-                s.stop()
         cmd = self.command("events") + ("" if a.events == 200_000 else f" --events {a.events}")
         e2e = {b: [x[3] for x in out[b]["samples"]] for b in BACKENDS}
         for p in (50, 95):
@@ -857,12 +852,9 @@ class Bench:
         cost = asyncio.run(self.tenant_cost(made))
         query = "{ memoryEvents(first: 5) { edges { node { id } } } }"
         reqs = {b: [gql(t.key, query, {}, "first") for t in made[b]] for b in BACKENDS}
-        srvs = self.servers("tenants")
         first: dict[str, list[float]] = {b: [] for b in BACKENDS}
         warm: dict[str, list[float]] = {b: [] for b in BACKENDS}
-        try:
-            for s in srvs.values():
-                s.start()
+        with self.running("tenants") as srvs:
             n_rounds = max(1, a.rounds)
             per = (len(reqs["sqlite"]) - 1) // n_rounds
             for i in range(n_rounds):
@@ -897,9 +889,6 @@ class Bench:
                         f"{pct([x[3] for x in w['samples']], 50):.2f} ms; bad {bad}",
                         flush=True,
                     )
-        finally:
-            for s in srvs.values():
-                s.stop()
         cmd = self.command("tenants") + ("" if a.tenants == 300 else f" --tenants {a.tenants}")
         for p in (50, 95):
             self.rows.append(
