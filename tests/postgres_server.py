@@ -38,9 +38,9 @@ import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]  # no py.typed; stubs are a separate package
 from servers import free_port
@@ -61,14 +61,6 @@ SERVER_SETTINGS = {
 }
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-
-
-@dataclass(frozen=True)
-class _Child:
-    env: dict[str, str]
-    uid: int | None = None
-    gid: int | None = None
-    groups: list[int] | None = None
 
 
 class PostgresServerError(RuntimeError):
@@ -290,14 +282,16 @@ class PostgresServer:
             for p in (base, base / "sock", base / "server.log"):
                 os.chown(p, owner.pw_uid, owner.pw_gid)
 
-    def _child(self) -> _Child:
-        """How initdb and the server are run: our environment less PG*, as `postgres` if root."""
+    def _child(self) -> dict[str, Any]:
+        """subprocess arguments of initdb and the server: our environment less PG*, in the
+        base dir, files private, as `postgres` (no extra groups) if we are root."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        kwargs: dict[str, Any] = {"env": env, "cwd": self.base_dir, "umask": 0o077}
         owner = self._owner()
-        if owner is None:
-            return _Child(env)
-        env.update(HOME=owner.pw_dir, USER=owner.pw_name, LOGNAME=owner.pw_name)
-        return _Child(env, owner.pw_uid, owner.pw_gid, [])
+        if owner is not None:
+            env.update(HOME=owner.pw_dir, USER=owner.pw_name, LOGNAME=owner.pw_name)
+            kwargs.update(user=owner.pw_uid, group=owner.pw_gid, extra_groups=[])
+        return kwargs
 
     def _initdb(self) -> None:
         assert self.bin_dir is not None and self.data_dir is not None
@@ -311,19 +305,13 @@ class PostgresServer:
             "--no-sync",
             "--no-instructions",
         ]  # fmt: skip
-        child = self._child()
         proc = subprocess.run(
             argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             timeout=self.startup_seconds,
             check=False,
-            env=child.env,
-            cwd=self.base_dir,
-            umask=0o077,
-            user=child.uid,
-            group=child.gid,
-            extra_groups=child.groups,
+            **self._child(),
         )
         if proc.returncode != 0:
             out = proc.stdout.decode(errors="replace")
@@ -344,17 +332,8 @@ class PostgresServer:
         with self.log_path.open("ab") as log:
             log.write(f"--- port {self.port}\n".encode())
             log.flush()
-            child = self._child()
             self._proc = subprocess.Popen(
-                argv,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=child.env,
-                cwd=self.base_dir,
-                umask=0o077,
-                user=child.uid,
-                group=child.gid,
-                extra_groups=child.groups,
+                argv, stdout=log, stderr=subprocess.STDOUT, **self._child()
             )
         proc = self._proc
         assert proc is not None

@@ -4,6 +4,7 @@ Every server binds 127.0.0.1 and is stopped by its PID (terminate, then kill).
 """
 
 import contextlib
+import os
 import socket
 import subprocess
 import time
@@ -17,6 +18,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def alive(pid: int) -> bool:
+    """The process exists (and, for our children, has not been reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

@@ -21,6 +21,7 @@ from postgres_server import (
     find_bin_dir,
     temporary_database,
 )
+from servers import alive
 
 pytestmark = pytest.mark.slow
 
@@ -47,14 +48,6 @@ def server() -> Iterator[PostgresServer]:
 
 def unique_name() -> str:
     return f"t_{uuid.uuid4().hex[:12]}"
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def owner_uid(pid: int) -> int:

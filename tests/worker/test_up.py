@@ -13,19 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
-from servers import free_port
+from servers import alive, free_port
 
 pytestmark = pytest.mark.slow
 
 JET = Path(sys.executable).parent / "jet-memory"
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_up_runs_redis_a_worker_and_the_api_and_ctrl_c_stops_them(tmp_path: Path) -> None:
