@@ -45,33 +45,26 @@ def head_revision(kind: Kind) -> str:
 
 
 async def current_revision(conn: AsyncConnection, schema: str | None = None) -> str | None:
+    """The database's (on PostgreSQL: `schema`'s) alembic revision; None when new."""
     if conn.dialect.name == "postgresql":
-        # A failed statement would abort the caller's transaction: look before reading.
-        table = f'"{schema}".alembic_version' if schema else "alembic_version"
-        found = await conn.execute(text("SELECT to_regclass(:t)"), {"t": table})
-        if found.scalar() is None:
+        assert schema is not None
+        # Look before reading: a failed statement would abort the caller's transaction.
+        # pg_tables, not to_regclass(): to_regclass answers from this backend's catalog
+        # cache, which may not show a table another migrator has just committed.
+        found = await conn.execute(
+            text("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s "
+                 "AND tablename = 'alembic_version'"),
+            {"s": schema},
+        )  # fmt: skip
+        if found.first() is None:
             return None
-        row = (await conn.execute(text(f"SELECT version_num FROM {table}"))).first()
-        return None if row is None else str(row[0])
-    try:
-        row = (await conn.execute(text("SELECT version_num FROM alembic_version"))).first()
-    except OperationalError:  # no alembic_version table: a new, empty database
-        return None
-    return None if row is None else str(row[0])
-
-
-async def _committed_revision(conn: AsyncConnection, schema: str) -> str | None:
-    """current_revision after waiting for another migrator: to_regclass() may answer from
-    this backend's catalog cache, which the advisory lock does not refresh; a scan of
-    pg_tables sees what the other transaction committed."""
-    found = await conn.execute(
-        text("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s "
-             "AND tablename = 'alembic_version'"),
-        {"s": schema},
-    )  # fmt: skip
-    if found.first() is None:
-        return None
-    row = (await conn.execute(text(f'SELECT version_num FROM "{schema}".alembic_version'))).first()
+        query = text(f'SELECT version_num FROM "{schema}".alembic_version')
+        row = (await conn.execute(query)).first()
+    else:
+        try:
+            row = (await conn.execute(text("SELECT version_num FROM alembic_version"))).first()
+        except OperationalError:  # no alembic_version table: a new, empty database
+            return None
     return None if row is None else str(row[0])
 
 
@@ -99,7 +92,7 @@ async def upgrade(conn: AsyncConnection, kind: Kind, schema: str | None = None) 
     # Two processes opening a new tenant at once: the second waits here, then finds it
     # migrated (SQLite gets the same from BEGIN IMMEDIATE).
     await advisory_lock(conn, f"migrate/{schema}")
-    if await _committed_revision(conn, schema) == head_revision(kind):
+    if await current_revision(conn, schema) == head_revision(kind):
         return False
     await conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
     # Unqualified names in the migrations (and alembic's version table) land in the
