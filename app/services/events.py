@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, insert, or_, select, text
+from sqlalchemy import Integer, Select, and_, bindparam, func, insert, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids, metrics
@@ -37,12 +37,14 @@ def to_event(row: Any) -> Event:
         compressed_at, compressed_into, idempotency_key,
     ) = row[:_N_COLUMNS]  # fmt: skip
     return Event(
-        id_, Scope(scope), scope_ref, kind, body, source, source_ref, occurred_at, recorded_at,
-        compressed_at, compressed_into, idempotency_key,
+        id_, _SCOPES.get(scope) or Scope(scope), scope_ref, kind, body, source, source_ref,
+        occurred_at, recorded_at, compressed_at, compressed_into, idempotency_key,
     )  # fmt: skip
 
 
 _N_COLUMNS = len(COLUMNS)
+# Scope(value) goes through EnumType.__call__; a dict lookup is several times cheaper.
+_SCOPES = {s.value: s for s in Scope}
 
 
 # ---------------------------------------------------------------------------- appends
@@ -175,6 +177,32 @@ async def list_events(
     db: TenantDb, flt: EventFilter, *, first: int, after: str | None
 ) -> Page[Event]:
     """Newest occurredAt first; most relevant first when flt.search is given."""
+    _check_filter(flt, first)
+    if flt.search is not None:
+        return await _search_page(db, flt, first=first, after=after)
+    events, has_next_page = await _list_page(db, flt, first=first, after=after)
+    encode_at = cursors.encode_at
+    edges = [Edge(encode_at("events", e.occurred_at, e.id), e) for e in events]
+    return Page(edges, has_next_page)
+
+
+async def list_events_next(
+    db: TenantDb, flt: EventFilter, *, first: int, after: str | None
+) -> tuple[list[Event], str | None]:
+    """list_events as its events and the cursor of the next page (None on the last page),
+    for callers without per-event cursors (REST): only one cursor is encoded."""
+    _check_filter(flt, first)
+    if flt.search is not None:
+        page = await _search_page(db, flt, first=first, after=after)
+        return [e.node for e in page.edges], page.end_cursor if page.has_next_page else None
+    events, has_next_page = await _list_page(db, flt, first=first, after=after)
+    if not has_next_page:
+        return events, None
+    last = events[-1]
+    return events, cursors.encode_at("events", last.occurred_at, last.id)
+
+
+def _check_filter(flt: EventFilter, first: int) -> None:
     validation.check_first(first)
     validation.check_search(flt.search, "filter.search")
     if flt.scope is not None and flt.scope_ref is not None:
@@ -184,7 +212,11 @@ async def list_events(
     if flt.occurred_before is not None:
         validation.check_time(flt.occurred_before, "filter.occurredBefore")
 
-    conds = []
+
+async def _search_page(
+    db: TenantDb, flt: EventFilter, *, first: int, after: str | None
+) -> Page[Event]:
+    conds: list[Any] = []
     if flt.kinds:
         conds.append(ev.c.kind.in_(flt.kinds))
     if flt.occurred_after is not None:
@@ -195,35 +227,83 @@ async def list_events(
         conds.append(ev.c.compressed_at.is_not(None))
     elif flt.compressed is False:
         conds.append(ev.c.compressed_at.is_(None))
+    # Two statements (the high-water mark, then the page) that must agree.
+    async with read_transaction(db.engine) as conn:
+        return await _search_events(conn, flt, conds, first=first, after=after)
 
-    if flt.search is not None:
-        # Two statements (the high-water mark, then the page) that must agree.
-        async with read_transaction(db.engine) as conn:
-            return await _search_events(conn, flt, conds, first=first, after=after)
+
+async def _list_page(
+    db: TenantDb, flt: EventFilter, *, first: int, after: str | None
+) -> tuple[list[Event], bool]:
+    """The events of a page without search, and whether another page follows."""
+    params: dict[str, Any] = {"limit": first + 1}
+    if flt.kinds:
+        params["kinds"] = flt.kinds
+    if flt.occurred_after is not None:
+        params["occurred_after"] = flt.occurred_after
+    if flt.occurred_before is not None:
+        params["occurred_before"] = flt.occurred_before
+    if flt.scope is not None:
+        params["scope"] = flt.scope.value
+    if flt.scope_ref is not None:
+        params["scope_ref"] = flt.scope_ref
+    if after is not None:
+        at, eid = cursors.decode("events", after, types=(str, str))
+        params["at"] = cursors.decode_time(at)
+        params["eid"] = eid
+    stmt = _list_statement(tuple(params), flt.compressed)
     async with read_statement(db.engine) as conn:
-        if flt.scope is not None:
-            conds.append(ev.c.scope == flt.scope.value)
-            if flt.scope_ref is not None:
-                conds.append(ev.c.scope_ref == flt.scope_ref)
-        elif flt.scope_ref is not None:
-            conds.append(ev.c.scope_ref == flt.scope_ref)
-        if after is not None:
-            at, eid = cursors.decode("events", after, types=(str, str))
-            at_dt = cursors.decode_time(at)
-            conds.append(
-                or_(ev.c.occurred_at < at_dt, and_(ev.c.occurred_at == at_dt, ev.c.id < eid))
-            )
-        stmt = (
-            select(*COLUMNS)
-            .where(*conds)
-            .order_by(ev.c.occurred_at.desc(), ev.c.id.desc())
-            .limit(first + 1)
-        )
-        events = [to_event(r) for r in await conn.execute(stmt)]
-    edges = [
-        Edge(cursors.encode("events", [e.occurred_at.isoformat(), e.id]), e) for e in events[:first]
-    ]
-    return Page(edges, has_next_page=len(events) > first)
+        events = [to_event(r) for r in await conn.execute(stmt, params)]
+    if len(events) > first:
+        return events[:first], True
+    return events, False
+
+
+_LIST_STATEMENTS: dict[tuple[tuple[str, ...], bool | None], Select[Any]] = {}
+
+
+def _list_statement(names: tuple[str, ...], compressed: bool | None) -> Select[Any]:
+    """The page query of list_events (without search) for a filter of this shape: the
+    names of the bound parameters it has values for, and `compressed`.
+
+    Built once per shape (at most 2**6 * 3 of them) and then reused with new values: the
+    expression costs more to build than to execute once SQLAlchemy has cached its
+    compiled form, and the same statement object also keeps its cache key.
+    """
+    key = (names, compressed)
+    stmt = _LIST_STATEMENTS.get(key)
+    if stmt is not None:
+        return stmt
+    at_type = ev.c.occurred_at.type
+    conds: list[Any] = []
+    if "kinds" in names:
+        conds.append(ev.c.kind.in_(bindparam("kinds", expanding=True)))
+    if "occurred_after" in names:
+        conds.append(ev.c.occurred_at > bindparam("occurred_after", type_=at_type))
+    if "occurred_before" in names:
+        conds.append(ev.c.occurred_at < bindparam("occurred_before", type_=at_type))
+    if compressed is True:
+        conds.append(ev.c.compressed_at.is_not(None))
+    elif compressed is False:
+        conds.append(ev.c.compressed_at.is_(None))
+    if "scope" in names:
+        conds.append(ev.c.scope == bindparam("scope", type_=ev.c.scope.type))
+    if "scope_ref" in names:
+        conds.append(ev.c.scope_ref == bindparam("scope_ref", type_=ev.c.scope_ref.type))
+    if "at" in names:
+        at = bindparam("at", type_=at_type)
+        conds.append(or_(
+            ev.c.occurred_at < at,
+            and_(ev.c.occurred_at == at, ev.c.id < bindparam("eid", type_=ev.c.id.type)),
+        ))  # fmt: skip
+    stmt = (
+        select(*COLUMNS)
+        .where(*conds)
+        .order_by(ev.c.occurred_at.desc(), ev.c.id.desc())
+        .limit(bindparam("limit", type_=Integer()))
+    )
+    _LIST_STATEMENTS[key] = stmt
+    return stmt
 
 
 async def _search_events(

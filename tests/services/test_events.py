@@ -293,6 +293,78 @@ async def test_search_pagination_is_stable_while_appending(db: TenantDb) -> None
     assert all(b.startswith("ROAS note") for b in seen)
 
 
+async def test_pages_of_reused_statements_match_a_reference_across_filters(db: TenantDb) -> None:
+    """list_events reuses one statement per filter shape with new values: every shape,
+    run twice with different values and interleaved with the others, pages exactly as
+    filtering and sorting in Python does, and list_events_next agrees with it."""
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    kinds = ["decision", "call_summary", "campaign_change"]
+    refs = ["ent_acme", "ent_beta"]
+    batch = [
+        ev(body=f"e{i}", kind=kinds[i % 3], scope_ref=refs[i % 2],
+           # ties on occurredAt, broken by id
+           occurred_at=t0 + timedelta(hours=i // 3, microseconds=(i % 2) * 7))
+        for i in range(36)
+    ] + [ev(body=f"t{i}", scope=Scope.TEAM, scope_ref="u1", occurred_at=t0 + timedelta(hours=i))
+         for i in range(4)]  # fmt: skip
+    stored = [a.event for a in await events.append_events(db, batch)]
+    compressed = {e.id for e in stored[::4]}
+    async with write_transaction(db.engine) as conn:
+        await conn.execute(update(ev_t).where(ev_t.c.id.in_(compressed)).values(compressed_at=t0))
+
+    def reference(f: EventFilter) -> list[str]:
+        chosen = [
+            e for e in stored
+            if (f.scope is None or e.scope == f.scope)
+            and (f.scope_ref is None or e.scope_ref == f.scope_ref)
+            and (not f.kinds or e.kind in f.kinds)
+            and (f.occurred_after is None or e.occurred_at > f.occurred_after)
+            and (f.occurred_before is None or e.occurred_at < f.occurred_before)
+            and (f.compressed is None or (e.id in compressed) == f.compressed)
+        ]  # fmt: skip
+        return [e.id for e in sorted(chosen, key=lambda e: (e.occurred_at, e.id), reverse=True)]
+
+    async def walk(f: EventFilter, first: int) -> list[str]:
+        got: list[str] = []
+        after = after_next = None
+        while True:
+            page = await events.list_events(db, f, first=first, after=after)
+            nodes, next_cursor = await events.list_events_next(db, f, first=first, after=after_next)
+            assert [e.node for e in page.edges] == nodes
+            assert next_cursor == (page.end_cursor if page.has_next_page else None)
+            for e in page.edges:  # every edge's cursor continues right after it
+                rest = await events.list_events(db, f, first=1, after=e.cursor)
+                later = got + [x.node.id for x in page.edges]
+                i = later.index(e.node.id)
+                assert [x.node.id for x in rest.edges] == reference(f)[i + 1 : i + 2]
+            got += [e.node.id for e in page.edges]
+            assert len(page.edges) <= first
+            if not page.has_next_page:
+                return got
+            assert page.edges
+            after, after_next = page.end_cursor, next_cursor
+
+    t5 = t0 + timedelta(hours=5)
+    shapes = [
+        lambda v: EventFilter(),
+        lambda v: EventFilter(scope=Scope.ENTITY, scope_ref=refs[v]),
+        lambda v: EventFilter(scope=[Scope.ENTITY, Scope.TEAM][v]),
+        lambda v: EventFilter(scope_ref=["ent_beta", "u1"][v]),
+        lambda v: EventFilter(kinds=[["decision"], ["call_summary", "campaign_change"]][v]),
+        lambda v: EventFilter(occurred_after=t0 + timedelta(hours=2 + v), compressed=bool(v)),
+        lambda v: EventFilter(occurred_before=t5 + timedelta(microseconds=7 * v),
+                              compressed=not v, kinds=kinds[v:]),
+        lambda v: EventFilter(scope=Scope.ENTITY, scope_ref="ent_acme", occurred_after=t0,
+                              occurred_before=t5 + timedelta(hours=v)),
+    ]  # fmt: skip
+    for v in (0, 1):
+        for first in (1, 4, 50):
+            for shape in shapes:
+                f = shape(v)
+                assert await walk(f, first) == reference(f), (f, first)
+                assert reference(f), f  # every filter finds something
+
+
 async def test_a_dying_writer_fails_its_requests_instead_of_hanging(
     db: TenantDb, monkeypatch: pytest.MonkeyPatch
 ) -> None:
