@@ -285,6 +285,26 @@ class MemoryEvent(_Out):
         )  # fmt: skip
 
 
+def event_body(e: Event) -> dict[str, Any]:
+    """MemoryEvent.of(e).model_dump(mode="json") once _json has encoded it, built directly:
+    a page answers 50 events, and a model per event (validation, then serialisation)
+    cost more than the rest of the request. Timestamps stay datetimes, which orjson
+    writes as pydantic does (UTC as `Z`, microseconds only when not zero); the tests
+    compare the two encodings field for field so they cannot drift apart.
+    """
+    occurred, recorded, compressed = e.occurred_at, e.recorded_at, e.compressed_at
+    return {
+        "id": e.id, "scope": e.scope, "scopeRef": e.scope_ref, "kind": e.kind, "body": e.body,
+        "source": e.source, "sourceRef": e.source_ref,
+        "occurredAt": occurred if occurred.tzinfo is UTC else _utc(occurred),
+        "recordedAt": recorded if recorded.tzinfo is UTC else _utc(recorded),
+        "compressedAt": (
+            compressed if compressed is None or compressed.tzinfo is UTC else _utc(compressed)
+        ),
+        "compressedInto": e.compressed_into,
+    }  # fmt: skip
+
+
 class MemoryEntry(_Out):
     """A curated, searchable, scored memory item."""
 
@@ -621,12 +641,18 @@ def _event_in(i: AppendMemoryEventInput, idempotency_key: str | None) -> EventIn
     )  # fmt: skip
 
 
+def dumps(content: Any) -> bytes:
+    """The JSON of a response body. Datetimes (from event_body) must be UTC: they come
+    out as pydantic writes them, with `Z`."""
+    return orjson.dumps(content, option=orjson.OPT_UTC_Z)
+
+
 class _OrjsonResponse(JSONResponse):
     """Starlette's JSONResponse (UTF-8, compact), encoded by orjson: several times faster
     on a page of items. JSON's numbers, strings and nulls come out the same."""
 
     def render(self, content: Any) -> bytes:
-        return orjson.dumps(content)
+        return dumps(content)
 
 
 def _json(content: object, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
@@ -765,7 +791,7 @@ async def append_events(request: Request, db: TenantDb, container: Container) ->
             results = await events.append_events(
                 db, [_event_in(i, i.idempotency_key) for i in batch], max_rows=max_rows
             )
-        body = {"items": [MemoryEvent.of(r.event).model_dump(mode="json") for r in results]}
+        body = {"items": [event_body(r.event) for r in results]}
         return _json(body, 200 if all(r.replayed for r in results) else 201)
 
     one = _parse(raw, _EVENT_IN)
@@ -785,9 +811,7 @@ async def append_events(request: Request, db: TenantDb, container: Container) ->
     with _service_errors("body", names):
         result = await events.append_event(db, _event_in(one, key), max_rows=max_rows)
     # A replay answers exactly what the original append answered, with 200 instead of 201.
-    return _json(
-        MemoryEvent.of(result.event).model_dump(mode="json"), 200 if result.replayed else 201
-    )
+    return _json(event_body(result.event), 200 if result.replayed else 201)
 
 
 async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
@@ -797,13 +821,8 @@ async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
         occurred_before=q.occurred_before, compressed=q.compressed, search=q.search,
     )  # fmt: skip
     with _service_errors("query", _LIST_NAMES):
-        page = await events.list_events(db, flt, first=q.limit, after=q.cursor)
-    return _json(
-        {
-            "items": [MemoryEvent.of(e.node).model_dump(mode="json") for e in page.edges],
-            "nextCursor": page.end_cursor if page.has_next_page else None,
-        }
-    )
+        found, next_cursor = await events.list_events_next(db, flt, first=q.limit, after=q.cursor)
+    return _json({"items": [event_body(e) for e in found], "nextCursor": next_cursor})
 
 
 async def memory_context(request: Request, db: TenantDb, _: Container) -> Response:
