@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
 from app.storage import migrate, postgres
-from app.storage.engine import SqliteEngines, write_transaction
+from app.storage.engine import SqliteEngines, read_statement, write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -141,10 +141,16 @@ class TenantDatabases:
             return TenantDb(tenant_id, postgres.for_schema(self._shared, schema), owns_engine=False)
         engine = await self._engine(tenant_id)
         try:
-            # BEGIN IMMEDIATE: two processes opening a new tenant at once migrate it once.
-            async with write_transaction(engine) as conn:
-                if await migrate.upgrade(conn, "tenant"):
-                    log.info("migrated tenant database", extra={"tenant_id": tenant_id})
+            # Almost every open finds the database at head: one plain read says so (and,
+            # WAL, is not blocked by another process's write lock, so reads of a tenant
+            # whose file is locked go on). Otherwise the check is repeated under BEGIN
+            # IMMEDIATE, so two processes opening a new tenant at once migrate it once.
+            async with read_statement(engine) as conn:
+                current = await migrate.current_revision(conn)
+            if current != migrate.head_revision("tenant"):
+                async with write_transaction(engine) as conn:
+                    if await migrate.upgrade(conn, "tenant"):
+                        log.info("migrated tenant database", extra={"tenant_id": tenant_id})
         except BaseException:
             await engine.dispose()
             raise
