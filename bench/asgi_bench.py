@@ -281,9 +281,9 @@ async def main(args: argparse.Namespace) -> None:
                     )
                 if prof:
                     prof.disable()
-                loop = f"  {LOOP_CPU[0]:7.1f} us of it on the loop" if name != "tenant_first" else ""
-                print(f"{name:12s} {rate:9,.0f} req/s  {cpu_us:7.1f} us CPU/req{loop}  ({n} requests)",
-                      flush=True)  # fmt: skip
+                loop = "" if name == "tenant_first" else f"  {LOOP_CPU[0]:7.1f} on the loop"
+                print(f"{name:12s} {rate:9,.0f} req/s  {cpu_us:7.1f} us CPU/req{loop}"
+                      f"  ({n} requests)", flush=True)  # fmt: skip
                 if args.hops:
                     print(f"{'':12s} {(HOPS[0] - hops0) / n:9.1f} aiosqlite thread hops/req")
                 if prof:

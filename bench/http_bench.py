@@ -605,7 +605,8 @@ class Bench:
             f"  {label:<18} {len(samples):>6,} req {len(samples) / out['elapsed']:>7,.0f}/s"
             f"  e2e p50 {pct(e2e, 50):6.2f} p95 {pct(e2e, 95):6.2f} p99 {pct(e2e, 99):6.2f} ms"
             + (f"  server p50 {pct(srv_ms, 50):6.2f} p95 {pct(srv_ms, 95):6.2f}" if srv_ms else "")
-            + f"  server CPU {out['server_cpu_ms_per_req']:.2f} ms/req  bad {len(bad)}",
+            + f"  server CPU {out['server_cpu_ms_per_req']:.2f} ms/req"
+            + f"  client CPU {out['client_cpu_ms_per_req']:.2f}  bad {len(bad)}",
             flush=True,
         )
         if bad:

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
 from app.storage import migrate, postgres
-from app.storage.engine import sqlite_engine, write_transaction
+from app.storage.engine import SqliteEngines, read_statement, write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,11 @@ class TenantDatabases:
             )
         else:
             settings.tenants_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._engines = SqliteEngines(
+            synchronous=settings.sqlite_synchronous,
+            busy_timeout_ms=settings.sqlite_busy_timeout_ms,
+            pool_size=settings.tenant_pool_size,
+        )
 
     def path(self, tenant_id: str) -> Path:
         # Tenant ids are generated (ten_ + ULID), never user text: safe as a file name.
@@ -92,7 +97,7 @@ class TenantDatabases:
         if self._shared is not None:
             async with write_transaction(self._shared) as conn:
                 return await migrate.upgrade(conn, "tenant", postgres.tenant_schema(tenant_id))
-        engine = self._engine(tenant_id)
+        engine = await self._engine(tenant_id)
         try:
             async with write_transaction(engine) as conn:
                 return await migrate.upgrade(conn, "tenant")
@@ -109,14 +114,8 @@ class TenantDatabases:
         if self._shared is not None:
             await self._shared.dispose()
 
-    def _engine(self, tenant_id: str) -> AsyncEngine:
-        s = self._settings
-        return sqlite_engine(
-            self.path(tenant_id),
-            synchronous=s.sqlite_synchronous,
-            busy_timeout_ms=s.sqlite_busy_timeout_ms,
-            pool_size=s.tenant_pool_size,
-        )
+    async def _engine(self, tenant_id: str) -> AsyncEngine:
+        return await self._engines.engine(self.path(tenant_id))
 
     async def _get(self, tenant_id: str) -> TenantDb:
         db = self._open.get(tenant_id)
@@ -140,12 +139,18 @@ class TenantDatabases:
                 if await migrate.upgrade(conn, "tenant", schema):
                     log.info("migrated tenant schema", extra={"tenant_id": tenant_id})
             return TenantDb(tenant_id, postgres.for_schema(self._shared, schema), owns_engine=False)
-        engine = self._engine(tenant_id)
+        engine = await self._engine(tenant_id)
         try:
-            # BEGIN IMMEDIATE: two processes opening a new tenant at once migrate it once.
-            async with write_transaction(engine) as conn:
-                if await migrate.upgrade(conn, "tenant"):
-                    log.info("migrated tenant database", extra={"tenant_id": tenant_id})
+            # Almost every open finds the database at head: one plain read says so (and,
+            # WAL, is not blocked by another process's write lock, so reads of a tenant
+            # whose file is locked go on). Otherwise the check is repeated under BEGIN
+            # IMMEDIATE, so two processes opening a new tenant at once migrate it once.
+            async with read_statement(engine) as conn:
+                current = await migrate.current_revision(conn)
+            if current != migrate.head_revision("tenant"):
+                async with write_transaction(engine) as conn:
+                    if await migrate.upgrade(conn, "tenant"):
+                        log.info("migrated tenant database", extra={"tenant_id": tenant_id})
         except BaseException:
             await engine.dispose()
             raise

@@ -3,7 +3,8 @@
 A lock: another process (here a plain sqlite3 connection, as `sqlite3` the CLI or a backup
 script would) holds `BEGIN EXCLUSIVE` on the tenant's file past busy_timeout: writes are 503
 TENANT_DATABASE_BUSY with Retry-After (REST problem+json, GraphQL `errors`), reads go on (WAL
-readers are not blocked by a writer), and another tenant appends at the same moment.
+readers are not blocked by a writer), also when the lock is there as the tenant is opened,
+and another tenant appends at the same moment.
 """
 
 import asyncio
@@ -86,26 +87,50 @@ async def test_a_locked_tenant_is_busy_503_and_others_are_served(
     assert r.status_code == 201 and await _count(client, locked) == 1
 
 
-async def test_a_tenant_locked_while_it_opens_is_busy_with_retry_after(
+async def test_a_tenant_locked_while_it_opens_serves_reads_and_refuses_writes(
     client: httpx.AsyncClient, container: Container
 ) -> None:
+    """Opening a tenant that is at head needs no write lock (one plain read checks the
+    revision), so a tenant whose file another process holds locked while this process
+    opens it behaves as an open one: reads go on, writes are BUSY with Retry-After."""
     locked = await make_tenant(container, "locked-at-open")
     other = await make_tenant(container, "other")
-    await container.tenants.aclose()  # nothing cached: the next request opens (and migrates)
+    await container.tenants.aclose()  # nothing cached: the next request opens it
     with exclusive_lock(container.tenants.path(locked.id)):
+        read = await client.get("/memory", headers={**locked.headers, "X-Request-Id": "open-1"})
         gql = await client.post("/graphql", json={"query": APPEND},
-                                headers={**locked.headers, "X-Request-Id": "open-1"})  # fmt: skip
-        rest = await client.get("/memory", headers={**locked.headers, "X-Request-Id": "open-2"})
+                                headers={**locked.headers, "X-Request-Id": "open-2"})  # fmt: skip
+        rest = await client.post("/memory/events", json=REST_EVENT,
+                                 headers={**locked.headers, "X-Request-Id": "open-3"})  # fmt: skip
         ok = await client.get("/memory", headers=other.headers)
-    assert gql.status_code == 503 and gql.headers["retry-after"] == "1"
-    assert gql.json()["errors"][0]["extensions"]["code"] == "TENANT_DATABASE_BUSY"
-    assert gql.json()["errors"][0]["extensions"]["requestId"] == "open-1"
+    assert read.status_code == 200, read.text
+    [error] = gql.json()["errors"]
+    assert error["extensions"] == {"code": "TENANT_DATABASE_BUSY", "reason": "busy",
+                                   "requestId": "open-2", "retryAfter": 1}  # fmt: skip
     assert rest.status_code == 503 and rest.headers["retry-after"] == "1"
     assert rest.headers["content-type"] == "application/problem+json"
     assert rest.json()["errors"][0]["code"] == "TENANT_DATABASE_BUSY"
     assert ok.status_code == 200
+    assert await _count(client, locked) == 0
     r = await client.post("/graphql", json={"query": APPEND}, headers=locked.headers)
     assert r.json()["data"]["appendMemoryEvent"]["event"]["id"].startswith("evt_")
+
+
+async def test_a_tenant_that_needs_migrating_while_locked_is_busy_with_retry_after(
+    client: httpx.AsyncClient, container: Container
+) -> None:
+    """A database not at head must be migrated (under the write lock) before anything is
+    served: while another process holds the lock, every request is 503 BUSY."""
+    locked = await make_tenant(container, "locked-behind")
+    await container.tenants.aclose()
+    path = container.tenants.path(locked.id)
+    with sqlite3.connect(path, isolation_level=None) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'not-head'")
+    conn.close()
+    with exclusive_lock(path):
+        read = await client.get("/memory", headers={**locked.headers, "X-Request-Id": "mig-1"})
+    assert read.status_code == 503 and read.headers["retry-after"] == "1"
+    assert read.json()["errors"][0]["code"] == "TENANT_DATABASE_BUSY"
 
 
 async def test_a_corrupt_tenant_is_named_with_the_request_id(

@@ -13,10 +13,12 @@ from typing import Any
 import aiosqlite
 import pytest
 from sqlalchemy import event, text
+from sqlalchemy.engine.interfaces import CacheStats
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.storage.engine import (
+    SqliteEngines,
     _OneHopCursor,
     read_statement,
     read_transaction,
@@ -171,3 +173,36 @@ async def test_a_cancelled_statement_invalidates_its_connection(engine: AsyncEng
     assert len(invalidated) == 1
     async with read_statement(engine) as conn:
         assert (await conn.execute(text("SELECT block()"))).scalar() == 1
+
+
+async def test_tenant_engines_share_one_dialect_and_compiled_cache(tmp_path: Path) -> None:
+    """SqliteEngines: a statement compiled for one tenant's engine is reused by the next
+    (a newly opened tenant no longer compiles every statement again), each engine still
+    has its own file and pool, and the dialect's per-connection setup still runs."""
+    engines = SqliteEngines(synchronous="NORMAL", busy_timeout_ms=1000, pool_size=2)
+    first, second = await engines.engine(tmp_path / "a.db"), await engines.engine(tmp_path / "b.db")
+    try:
+        assert first.dialect is second.dialect
+        assert first.dialect.server_version_info is not None  # initialised once, up front
+        assert first.pool is not second.pool
+        stmt = text("SELECT count(*) FROM sqlite_master WHERE name = :n")
+        hits = []
+        for engine, table in ((first, "only_in_a"), (second, "only_in_b")):
+            async with write_transaction(engine) as conn:
+                await conn.exec_driver_sql(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY)")
+            async with read_statement(engine) as conn:
+                result = await conn.execute(stmt, {"n": "only_in_a"})
+                hits.append(result.context.cache_hit)
+                assert result.scalar_one() == (1 if engine is first else 0)  # its own file
+        # Compiled once, by the first engine's first use.
+        assert hits == [CacheStats.CACHE_MISS, CacheStats.CACHE_HIT], hits
+        async with read_statement(second) as conn:
+            # SQLite's dialect registers REGEXP on every connection (its on_connect).
+            assert (await conn.execute(text("SELECT 'abc' REGEXP 'b'"))).scalar_one() == 1
+        # Errors are still classified per engine (the handle_error listener).
+        async with write_transaction(second) as conn:
+            with pytest.raises(IntegrityError):
+                await conn.exec_driver_sql("INSERT INTO only_in_b (id) VALUES (1), (1)")
+    finally:
+        await first.dispose()
+        await second.dispose()
