@@ -13,7 +13,8 @@ Usage: .venv/bin/python bench/asgi_bench.py [--only plain,trivial,...] [--second
 Cases: plain (a Starlette JSON route in the same app, the baseline), trivial
 (`{ __typename }`), append_gql, append_rest, events_gql (first 50 of a scope, every
 field the HTTP benchmark asks for), events_rest, search_gql (memoryEntries search top 20
-over 20,000 entries in 10 scopes, the HTTP benchmark's queries), tenant_first (the first
+over 20,000 entries in 10 scopes, the HTTP benchmark's common queries), search_rare_gql
+(the same, its rare-word queries: little FTS5 work, so mostly the rest), tenant_first (the first
 request, an event page, to each of 300 tenants not yet open, one client, one after
 another; run only when named in --only, as it creates the tenants).
 """
@@ -120,6 +121,11 @@ def cases(key: str, search_key: str) -> dict[str, Case]:
         for scope, ref in bench_data.SEARCH_SCOPES
         for q in bench_data.COMMON_QUERIES
     ]
+    rare = [
+        {"search": q, "scope": scope.upper(), "scopeRef": ref}
+        for tag, q, scope, ref in bench_data.search_cases()
+        if tag == "rare"
+    ]
 
     def gql(query: str, variables: dict[str, Any]) -> bytes:
         return json.dumps({"query": query, "variables": variables}).encode()
@@ -153,6 +159,10 @@ def cases(key: str, search_key: str) -> dict[str, Case]:
         "search_gql": lambda i: (
             scope_for("POST", "/graphql", search_key),
             gql(SEARCH_Q, {"f": searches[i % len(searches)]}),
+        ),
+        "search_rare_gql": lambda i: (
+            scope_for("POST", "/graphql", search_key),
+            gql(SEARCH_Q, {"f": rare[i % len(rare)]}),
         ),
     }
 
@@ -249,7 +259,7 @@ async def main(args: argparse.Namespace) -> None:
         all_cases = cases(key, "")
         names = args.only.split(",") if args.only else list(all_cases)
         search_key = ""
-        if "search_gql" in names:
+        if "search_gql" in names or "search_rare_gql" in names:
             _, search_key = await bench_data.search_tenant(data_dir, SEARCH_ENTRIES)
         first_keys: list[str] = []
         if "tenant_first" in names:
@@ -282,7 +292,7 @@ async def main(args: argparse.Namespace) -> None:
                 if prof:
                     prof.disable()
                 loop = "" if name == "tenant_first" else f"  {LOOP_CPU[0]:7.1f} on the loop"
-                print(f"{name:12s} {rate:9,.0f} req/s  {cpu_us:7.1f} us CPU/req{loop}"
+                print(f"{name:15s} {rate:9,.0f} req/s  {cpu_us:7.1f} us CPU/req{loop}"
                       f"  ({n} requests)", flush=True)  # fmt: skip
                 if args.hops:
                     print(f"{'':12s} {(HOPS[0] - hops0) / n:9.1f} aiosqlite thread hops/req")

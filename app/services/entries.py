@@ -5,7 +5,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import (
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids
@@ -25,7 +37,7 @@ from app.services.records import (
     Scope,
 )
 from app.storage import fulltext
-from app.storage.engine import read_statement, read_transaction, write_transaction
+from app.storage.engine import read_statement, write_transaction
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
@@ -169,6 +181,10 @@ async def list_entries(
     validation.check_search(flt.search, "filter.search")
     if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
         raise InvalidInput(["filter", "minImportance"], "minImportance must be 1 to 5")
+    if flt.search is not None:
+        # One statement: no BEGIN/COMMIT around it (it reads one snapshot on its own).
+        async with read_statement(db.engine) as conn:
+            return await _search(conn, flt, first=first, after=after)
     conds: list[Any] = []
     if flt.min_importance is not None and flt.min_importance > 1:
         # `+ 0` keeps SQLite off ix_memory_entries_scope_rank (the context loader's): a
@@ -179,11 +195,6 @@ async def list_entries(
         conds.append(en.c.source.in_([s.value for s in flt.sources]))
     if flt.scope is None and flt.scope_ref is not None:
         conds.append(en.c.scope_ref == flt.scope_ref)
-
-    if flt.search is not None:
-        # Two statements (the high-water mark, then the page) that must agree.
-        async with read_transaction(db.engine) as conn:
-            return await _search(conn, flt, conds, first=first, after=after)
     async with read_statement(db.engine) as conn:
         if flt.tags:
             scope = None if flt.scope is None else flt.scope.value
@@ -222,9 +233,52 @@ def matching(
     return fulltext.entries(fulltext.Target.of(conn), query, columns)
 
 
+# The search's statements, built once per shape (which filters are given; the first page or
+# a later one): the values are bind parameters, so a search builds no SQL expression, and
+# SQLAlchemy's compiled cache finds the statement by the same object every time.
+_SEARCH_STATEMENTS: dict[tuple[Any, ...], Select[Any]] = {}
+# The high-water mark of a first page: a column of the page's own statement, so one
+# statement reads it and the page from the same snapshot (an aliased table: never
+# correlated with the page's own memory_entries).
+_hw = en.alias("hw")
+_HWM = select(func.coalesce(func.max(_hw.c.seq), 0)).scalar_subquery().label("hwm")
+
+
+def _search_statement(
+    dialect: str, shape: fulltext.Shape, flt: EntryFilter, cursor: bool
+) -> Select[Any]:
+    key = (
+        dialect, shape, cursor, flt.min_importance is not None and flt.min_importance > 1,
+        bool(flt.sources), flt.scope is None and flt.scope_ref is not None,
+    )  # fmt: skip
+    stmt = _SEARCH_STATEMENTS.get(key)
+    if stmt is None:
+        _, _, _, min_importance, sources, ref_only = key
+        stmt = fulltext.entries_template(dialect, shape, COLUMNS)
+        # A later page: only the rows that existed at the first page. The first: every
+        # row is at or below the mark read with them, so it only reads the mark.
+        stmt = stmt.where(en.c.seq <= bindparam("hwm")) if cursor else stmt.add_columns(_HWM)
+        # The same conditions list_entries gives a list without a search.
+        if min_importance:
+            stmt = stmt.where(en.c.importance + 0 >= bindparam("min_importance"))
+        if sources:
+            stmt = stmt.where(en.c.source.in_(bindparam("sources", expanding=True)))
+        if ref_only:
+            stmt = stmt.where(en.c.scope_ref == bindparam("scope_ref"))
+        stmt = (
+            stmt.order_by(text("rank"), en.c.seq)
+            .offset(bindparam("page_offset", type_=Integer))
+            .limit(bindparam("page_limit", type_=Integer))
+        )
+        _SEARCH_STATEMENTS[key] = stmt
+    return stmt
+
+
 async def _search(
-    conn: AsyncConnection, flt: EntryFilter, conds: list[Any], *, first: int, after: str | None
+    conn: AsyncConnection, flt: EntryFilter, *, first: int, after: str | None
 ) -> Page[Entry]:
+    """Relevance-ordered, paged by offset under the high-water mark of the first page (see
+    cursors.decode_search): one statement a page."""
     assert flt.search is not None
     query = fulltext.Search(
         search.words(flt.search, "filter.search"),
@@ -233,16 +287,23 @@ async def _search(
         tags=list(flt.tags or []),
     )
     hwm, offset = cursors.decode_search("entries-search", after)
-    if hwm is None:
-        hwm = (await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar_one()
-    stmt = (
-        matching(conn, query)
-        .where(en.c.seq <= hwm, *conds)
-        .order_by(text("rank"), en.c.seq)
-        .offset(offset)
-        .limit(first + 1)
-    )
-    rows = list(await conn.execute(stmt))
+    target = fulltext.Target.of(conn)
+    shape = fulltext.Shape.of(query)
+    stmt = _search_statement(target.dialect, shape, flt, hwm is not None)
+    values = fulltext.params(target, query)
+    values["page_offset"] = offset
+    values["page_limit"] = first + 1
+    if hwm is not None:
+        values["hwm"] = hwm
+    if flt.min_importance is not None and flt.min_importance > 1:
+        values["min_importance"] = flt.min_importance
+    if flt.sources:
+        values["sources"] = [s.value for s in flt.sources]
+    if flt.scope is None and flt.scope_ref is not None:
+        values["scope_ref"] = flt.scope_ref
+    rows = (await conn.execute(stmt, values)).all()
+    if rows and hwm is None:
+        hwm = rows[0].hwm
     edges = [
         Edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -row.rank)
         for i, row in enumerate(rows[:first])

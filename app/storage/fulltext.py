@@ -21,7 +21,9 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Select,
+    String,
     and_,
+    bindparam,
     cast,
     column,
     func,
@@ -72,6 +74,49 @@ def entries(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
     if target.dialect == "postgresql":
         return _pg_matching(target, en, s, columns, _PG_ENTRY_WEIGHTS, tags=True)
     return _fts5_entries(s, columns)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a Search's statement looks like, apart from its values (which become bind
+    parameters, see `params`): a key for a statement built once and reused. `any_of` (the
+    context loader's) has no template; it builds its statement with `entries`."""
+
+    scope: bool = False
+    scope_ref: bool = False
+    tags: bool = False
+
+    @classmethod
+    def of(cls, s: Search) -> "Shape":
+        assert not s.any_of, "a Search with any_of has no template"
+        return cls(s.scope is not None, s.scope is not None and s.scope_ref is not None,
+                   bool(s.tags))  # fmt: skip
+
+
+def entries_template(dialect: str, shape: Shape, columns: Sequence[Any]) -> Select[Any]:
+    """`entries` for every Search of `shape`, its values left as bind parameters: run it
+    with `params(...)` of the Search. The same SQL as `entries` (tests/services/
+    test_entry_search.py compares their results), built once per shape by the caller."""
+    if dialect == "postgresql":
+        return _pg_template(en, shape, columns, _PG_ENTRY_WEIGHTS, tags=True)
+    return _fts5_template(columns)
+
+
+def params(target: Target, s: Search) -> dict[str, Any]:
+    """The bind parameters of `entries_template(target.dialect, Shape.of(s), ...)` for `s`."""
+    if target.dialect == "postgresql":
+        out: dict[str, Any] = {
+            "fts_config": _pg_config(target),
+            "fts_query": tsquery_text(s.words, prefix=s.prefix),
+        }
+        if s.scope is not None:
+            out["fts_scope"] = s.scope
+            if s.scope_ref is not None:
+                out["fts_scope_ref"] = s.scope_ref
+        if s.tags:
+            out["fts_tags"] = list(dict.fromkeys(s.tags))
+        return out
+    return {"fts_match": fts5_match(s, ENTRY_TEXT_COLUMNS)}
 
 
 def events(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
@@ -188,6 +233,21 @@ def _fts5_entries(s: Search, columns: Sequence[Any]) -> Select[Any]:
     )
 
 
+def _fts5_template(columns: Sequence[Any]) -> Select[Any]:
+    """_fts5_entries with the MATCH expression a bind parameter, `fts_match`."""
+    fts = text("memory_entries_fts")
+    rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
+    return (
+        select(*columns, en.c.seq, rank)
+        .select_from(en.join(fts, text("memory_entries_fts.rowid = memory_entries.seq")))
+        .where(
+            text("memory_entries_fts MATCH :fts_match").bindparams(
+                bindparam("fts_match", type_=String)
+            )
+        )
+    )
+
+
 def _fts5_events(s: Search, columns: Sequence[Any]) -> Select[Any]:
     fts = text("memory_events_fts")
     rank = func.bm25(fts, *BM25_EVENT_WEIGHTS).label("rank")
@@ -232,14 +292,9 @@ def _pg_matching(
     *,
     tags: bool,
 ) -> Select[Any]:
-    # The tenant migration's `jet_english` (no stop words), named in the tenant's schema.
-    config = cast(literal(f'"{target.schema}".jet_english'), REGCONFIG)
+    config = cast(literal(_pg_config(target)), REGCONFIG)
     query = func.to_tsquery(config, tsquery_text(s.words, prefix=s.prefix))
-    # Constants, not user input: rendered inline so asyncpg needs no array type for them.
-    weight_array: ColumnElement[Any] = literal_column(
-        "ARRAY[" + ", ".join(map(str, weights)) + "]::float4[]"
-    )
-    rank = (-func.ts_rank(weight_array, _search_vector, query, _PG_NORMALISATION)).label("rank")
+    rank = _pg_rank(query, weights)
     conds: list[Any] = [_search_vector.op("@@")(query)]
     if s.scope is not None:
         conds.append(table.c.scope == s.scope)
@@ -258,3 +313,33 @@ def _pg_matching(
             ))
         )  # fmt: skip
     return select(*columns, table.c.seq, rank).where(*conds)
+
+
+def _pg_config(target: Target) -> str:
+    """The tenant migration's `jet_english` (no stop words), named in the tenant's schema."""
+    return f'"{target.schema}".jet_english'
+
+
+def _pg_rank(query: ColumnElement[Any], weights: list[float]) -> ColumnElement[Any]:
+    # Constants, not user input: rendered inline so asyncpg needs no array type for them.
+    weight_array: ColumnElement[Any] = literal_column(
+        "ARRAY[" + ", ".join(map(str, weights)) + "]::float4[]"
+    )
+    return (-func.ts_rank(weight_array, _search_vector, query, _PG_NORMALISATION)).label("rank")
+
+
+def _pg_template(
+    table: Any, shape: Shape, columns: Sequence[Any], weights: list[float], *, tags: bool
+) -> Select[Any]:
+    """_pg_matching with its values as bind parameters (`fts_config`, `fts_query`,
+    `fts_scope`, `fts_scope_ref`, `fts_tags`)."""
+    config = cast(bindparam("fts_config", type_=String), REGCONFIG)
+    query = func.to_tsquery(config, bindparam("fts_query", type_=String))
+    conds: list[Any] = [_search_vector.op("@@")(query)]
+    if shape.scope:
+        conds.append(table.c.scope == bindparam("fts_scope"))
+        if shape.scope_ref:
+            conds.append(table.c.scope_ref == bindparam("fts_scope_ref"))
+    if tags and shape.tags:
+        conds.append(cast(table.c.tags, JSONB).contains(bindparam("fts_tags", type_=JSONB)))
+    return select(*columns, table.c.seq, _pg_rank(query, weights)).where(*conds)

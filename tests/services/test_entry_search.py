@@ -1,0 +1,239 @@
+"""The entry search (memoryEntries / GET /memory with a search) as one prepared statement:
+the same pages, byte for byte, as the two-statement search it replaced, on both backends,
+and one statement a page.
+
+`reference_search` is entries._search as it was before (commit 85695eb): a read transaction,
+the high-water mark read first, then the page built from `fulltext.entries` (which the
+context loader and the benchmarks' raw baselines still use) with `seq <= hwm`."""
+
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import event, func, insert, select, text
+
+from app.errors import InvalidInput
+from app.services import cursors, entries, search
+from app.services.records import Edge, Entry, EntryFilter, EntrySource, Page, Scope
+from app.storage import fulltext
+from app.storage.engine import read_transaction, write_transaction
+from app.storage.models import entries_table as en
+from app.storage.tenants import TenantDb
+
+SCOPES: list[tuple[Scope, str | None]] = [
+    (Scope.ENTITY, "acme-outdoor"),
+    (Scope.ENTITY, "bluefin-coffee"),
+    (Scope.PROJECT, "wayne-launch"),
+    (Scope.TEAM, "paid-social"),
+    (Scope.INSTITUTIONAL, None),
+]
+WORDS = (
+    "budget roas campaign launch creative audience retargeting pacing invoice contract "
+    "weekly report decision approved paused tiktok meta google search display video"
+).split()
+RARE = ["Quillfeather", "Brightwater", "Okonkwo"]
+TAGS = ["decision", "note", "people", "results", "budget"]
+
+
+async def fill(db: TenantDb, n: int = 160) -> None:
+    """Entries in five scopes, with common words, a few rare ones, tags, importances and
+    sources; some with the very same text (equal ranks, ordered by seq)."""
+    rng = random.Random(7)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    rows: list[dict[str, Any]] = []
+    for i in range(n):
+        scope, ref = SCOPES[i % len(SCOPES)]
+        title = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 4))).title()
+        summary = "\n".join(
+            "- " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12)))
+            for _ in range(rng.randint(1, 5))
+        )
+        if i % 23 == 0:
+            summary += f"\n- Vendor {RARE[i % len(RARE)]} quoted for the next run."
+        if i % 17 == 0:  # twins of an earlier entry: a tie on rank
+            title, summary = "Weekly report", "- budget pacing on track; roas 4.1"
+        at = start + timedelta(hours=i)
+        rows.append(
+            {
+                "id": f"mem_{i:04d}",
+                "scope": scope.value,
+                "scope_ref": ref,
+                "title": title,
+                "summary": summary,
+                "tags": sorted(set(rng.sample(TAGS, rng.randint(0, 2)))),
+                "importance": rng.randint(1, 5),
+                "source": rng.choice(list(EntrySource)).value,
+                "created_at": at,
+                "updated_at": at,
+                "version": 1,
+            }
+        )
+    async with write_transaction(db.engine) as conn:
+        await conn.execute(insert(en), rows)
+
+
+async def reference_search(
+    db: TenantDb, flt: EntryFilter, *, first: int, after: str | None
+) -> Page[Entry]:
+    """The search before it was one statement (see the module docstring)."""
+    assert flt.search is not None
+    conds: list[Any] = []
+    if flt.min_importance is not None and flt.min_importance > 1:
+        conds.append(en.c.importance + 0 >= flt.min_importance)
+    if flt.sources:
+        conds.append(en.c.source.in_([s.value for s in flt.sources]))
+    if flt.scope is None and flt.scope_ref is not None:
+        conds.append(en.c.scope_ref == flt.scope_ref)
+    async with read_transaction(db.engine) as conn:
+        query = fulltext.Search(
+            search.words(flt.search, "filter.search"),
+            scope=None if flt.scope is None else flt.scope.value,
+            scope_ref=None if flt.scope is None else flt.scope_ref,
+            tags=list(flt.tags or []),
+        )
+        hwm, offset = cursors.decode_search("entries-search", after)
+        if hwm is None:
+            hwm = (await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar_one()
+        stmt = (
+            fulltext.entries(fulltext.Target.of(conn), query, entries.COLUMNS)
+            .where(en.c.seq <= hwm, *conds)
+            .order_by(text("rank"), en.c.seq)
+            .offset(offset)
+            .limit(first + 1)
+        )
+        rows = list(await conn.execute(stmt))
+    edges = [
+        Edge(cursors.encode("entries-search", [hwm, offset + i + 1]), entries.to_entry(r), -r.rank)
+        for i, r in enumerate(rows[:first])
+    ]
+    return Page(edges, has_next_page=len(rows) > first)
+
+
+ACME = {"scope": Scope.ENTITY, "scope_ref": "acme-outdoor"}
+FILTERS = [
+    EntryFilter(search="budget"),
+    EntryFilter(search="roas campaign", **ACME),  # type: ignore[arg-type]
+    EntryFilter(search="What did we decide about the ROAS budget?", scope=Scope.ENTITY),
+    EntryFilter(search="weekly report"),  # the twins: equal ranks
+    EntryFilter(search="Quillfeather"),
+    EntryFilter(search="Brightwater invoice", **ACME),  # type: ignore[arg-type]
+    EntryFilter(search="okonkwo", scope=Scope.INSTITUTIONAL),
+    EntryFilter(search="retarg"),  # a prefix
+    EntryFilter(search="what did the"),  # only stop words
+    EntryFilter(search="nothingmatchesthis"),
+    EntryFilter(search="budget pacing", tags=["decision"]),
+    EntryFilter(search="budget", tags=["decision", "results"], **ACME),  # type: ignore[arg-type]
+    EntryFilter(search="launch", scope=Scope.PROJECT, scope_ref="wayne-launch", tags=["note"]),
+    EntryFilter(search="video creative", min_importance=3),
+    EntryFilter(search="meta google", sources=[EntrySource.CALL, EntrySource.EMAIL]),
+    EntryFilter(search="roas", scope_ref="bluefin-coffee"),  # a scopeRef without a scope
+    EntryFilter(
+        search="paused",
+        scope=Scope.TEAM,
+        scope_ref="paid-social",
+        min_importance=2,
+        sources=[EntrySource.MANUAL],
+        tags=["people"],
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize("first", [1, 4, 20])
+async def test_search_pages_are_the_same_as_before(db: TenantDb, first: int) -> None:
+    await fill(db)
+    walked = 0
+    for flt in FILTERS:
+        after: str | None = None
+        while True:
+            page = await entries.list_entries(db, flt, first=first, after=after)
+            want = await reference_search(db, flt, first=first, after=after)
+            assert page == want, (flt, after)  # cursors, entries, scores, hasNextPage
+            walked += len(page.edges)
+            if not page.has_next_page:
+                break
+            after = page.end_cursor
+    assert walked > 200  # the filters do find rows (and walk several pages)
+
+
+async def test_a_cursor_keeps_its_snapshot_and_old_cursors_still_read(db: TenantDb) -> None:
+    """Entries added after the first page are not listed on the later ones, as before; and a
+    cursor made by hand as the old code made them reads the same page."""
+    await fill(db, 60)
+    flt = EntryFilter(search="budget roas")
+    page = await entries.list_entries(db, flt, first=5, after=None)
+    assert page.has_next_page and page.end_cursor is not None
+    hwm, offset = cursors.decode_search("entries-search", page.end_cursor)
+    async with read_transaction(db.engine) as conn:
+        assert hwm == (await conn.execute(select(func.max(en.c.seq)))).scalar_one()
+    assert offset == 5
+    await fill_more(db)
+    later = await entries.list_entries(db, flt, first=100, after=page.end_cursor)
+    assert later == await reference_search(db, flt, first=100, after=page.end_cursor)
+    assert all(e.node.id.startswith("mem_0") for e in later.edges)
+    made = cursors.encode("entries-search", [hwm, 5])
+    assert made == page.end_cursor
+    # A new first page sees the new entries and a new mark.
+    fresh = await entries.list_entries(db, flt, first=100, after=None)
+    assert fresh == await reference_search(db, flt, first=100, after=None)
+    assert any(e.node.id.startswith("mem_new") for e in fresh.edges)
+
+
+async def fill_more(db: TenantDb) -> None:
+    at = datetime(2027, 1, 1, tzinfo=UTC)
+    async with write_transaction(db.engine) as conn:
+        await conn.execute(
+            insert(en),
+            [
+                {"id": f"mem_new{i}", "scope": "entity", "scope_ref": "acme-outdoor",
+                 "title": "Budget ROAS", "summary": "budget roas budget roas", "tags": [],
+                 "importance": 3, "source": "manual", "created_at": at, "updated_at": at,
+                 "version": 1}
+                for i in range(3)
+            ],
+        )  # fmt: skip
+
+
+async def test_an_empty_tenant_and_bad_cursors(db: TenantDb) -> None:
+    page = await entries.list_entries(db, EntryFilter(search="roas"), first=5, after=None)
+    assert page == Page([], has_next_page=False)
+    bad_cursors = [
+        "nope",
+        cursors.encode("entries-search", [-1, 0]),
+        cursors.encode("entries", ["a", "b"]),
+    ]
+    for bad in bad_cursors:
+        with pytest.raises(InvalidInput):
+            await entries.list_entries(db, EntryFilter(search="roas"), first=5, after=bad)
+
+
+@contextmanager
+def statements(db: TenantDb) -> Iterator[list[str]]:
+    sent: list[str] = []
+
+    def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    engine = db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+async def test_one_statement_a_page(db: TenantDb) -> None:
+    """A page of a search is one statement: no BEGIN, no separate high-water mark."""
+    await fill(db, 40)
+    flt = EntryFilter(search="budget", tags=["decision"], min_importance=2, **ACME)  # type: ignore[arg-type]
+    with statements(db) as sent:
+        page = await entries.list_entries(db, EntryFilter(search="budget"), first=2, after=None)
+    assert len(sent) == 1 and page.has_next_page, sent
+    with statements(db) as sent:
+        await entries.list_entries(db, EntryFilter(search="budget"), first=2, after=page.end_cursor)
+    assert len(sent) == 1, sent
+    with statements(db) as sent:
+        await entries.list_entries(db, flt, first=2, after=None)
+    assert len(sent) == 1, sent
