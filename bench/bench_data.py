@@ -19,15 +19,15 @@ from typing import Any
 
 import context_bench as cb  # bench/context_bench.py: its Markdown generator and its tenant
 from harness import key_for, new_tenant, open_container
-from sqlalchemy import insert, text
+from sqlalchemy import insert
 from sqlalchemy.dialects import sqlite
 
 from app import ids
 from app.services import entries, search, tenants
+from app.services.records import EntryFilter, Scope
 from app.storage import fulltext
 from app.storage.control_models import api_keys_table, tenants_table
 from app.storage.engine import write_transaction
-from app.storage.models import entries_table as en
 from app.storage.types import utcnow
 
 # ------------------------------------------------------------------ search (workload 4)
@@ -128,19 +128,32 @@ async def search_tenant(data_dir: Path, n_entries: int) -> tuple[str, str]:
     return tenant_id, key
 
 
-def fts_sql(question: str, scope: str, scope_ref: str | None, hwm: int, first: int) -> str:
-    """The exact SELECT the entry search runs (app/services/entries.py), as SQL text."""
+def fts_sql(
+    question: str,
+    scope: str,
+    scope_ref: str | None,
+    hwm: int,
+    first: int,
+    *,
+    first_page: bool = True,
+) -> str:
+    """The exact SELECT the entry search runs (app/services/entries.py, the statement of a
+    first page, which reads the high-water mark itself; `first_page=False`: of a later
+    page, under `hwm`), as SQL text with its values inline."""
+    flt = EntryFilter(search=question, scope=Scope(scope), scope_ref=scope_ref)
     query = fulltext.Search(
         search.words(question, "filter.search"), scope=scope, scope_ref=scope_ref
     )
-    stmt = (
-        fulltext.entries(fulltext.Target("sqlite"), query, entries.COLUMNS)
-        .where(en.c.seq <= hwm)
-        .order_by(text("rank"), en.c.seq)
-        .offset(0)
-        .limit(first + 1)
+    stmt = entries.search_statement("sqlite", flt, query, cursor=not first_page)
+    values = fulltext.params(fulltext.Target("sqlite"), query)
+    values.update(page_offset=0, page_limit=first + 1)
+    if not first_page:
+        values["hwm"] = hwm
+    return str(
+        stmt.params(values).compile(
+            dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True}
+        )
     )
-    return str(stmt.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True}))
 
 
 # ------------------------------------------------------------------ events (workload 5)

@@ -6,7 +6,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    Integer,
     Select,
     and_,
     bindparam,
@@ -15,7 +14,6 @@ from sqlalchemy import (
     insert,
     or_,
     select,
-    text,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -244,9 +242,13 @@ _hw = en.alias("hw")
 _HWM = select(func.coalesce(func.max(_hw.c.seq), 0)).scalar_subquery().label("hwm")
 
 
-def _search_statement(
-    dialect: str, shape: fulltext.Shape, flt: EntryFilter, cursor: bool
+def search_statement(
+    dialect: str, flt: EntryFilter, query: fulltext.Search, *, cursor: bool
 ) -> Select[Any]:
+    """The statement of a page of `flt`'s search (`query`, as `_search` makes it from
+    `flt`): a later page's (`cursor`) or the first's. Also the benchmarks' raw baseline
+    (bench/bench_data.py)."""
+    shape = fulltext.Shape.of(query)
     key = (
         dialect, shape, cursor, flt.min_importance is not None and flt.min_importance > 1,
         bool(flt.sources), flt.scope is None and flt.scope_ref is not None,
@@ -254,21 +256,18 @@ def _search_statement(
     stmt = _SEARCH_STATEMENTS.get(key)
     if stmt is None:
         _, _, _, min_importance, sources, ref_only = key
-        stmt = fulltext.entries_template(dialect, shape, COLUMNS)
+        # The same conditions list_entries gives a list without a search.
+        conds: list[Any] = []
+        if min_importance:
+            conds.append(en.c.importance + 0 >= bindparam("min_importance"))
+        if sources:
+            conds.append(en.c.source.in_(bindparam("sources", expanding=True)))
+        if ref_only:
+            conds.append(en.c.scope_ref == bindparam("scope_ref"))
         # A later page: only the rows that existed at the first page. The first: every
         # row is at or below the mark read with them, so it only reads the mark.
-        stmt = stmt.where(en.c.seq <= bindparam("hwm")) if cursor else stmt.add_columns(_HWM)
-        # The same conditions list_entries gives a list without a search.
-        if min_importance:
-            stmt = stmt.where(en.c.importance + 0 >= bindparam("min_importance"))
-        if sources:
-            stmt = stmt.where(en.c.source.in_(bindparam("sources", expanding=True)))
-        if ref_only:
-            stmt = stmt.where(en.c.scope_ref == bindparam("scope_ref"))
-        stmt = (
-            stmt.order_by(text("rank"), en.c.seq)
-            .offset(bindparam("page_offset", type_=Integer))
-            .limit(bindparam("page_limit", type_=Integer))
+        stmt = fulltext.entries_page(
+            dialect, shape, COLUMNS, conds=conds, below_hwm=cursor, extra=() if cursor else (_HWM,)
         )
         _SEARCH_STATEMENTS[key] = stmt
     return stmt
@@ -288,8 +287,7 @@ async def _search(
     )
     hwm, offset = cursors.decode_search("entries-search", after)
     target = fulltext.Target.of(conn)
-    shape = fulltext.Shape.of(query)
-    stmt = _search_statement(target.dialect, shape, flt, hwm is not None)
+    stmt = search_statement(target.dialect, flt, query, cursor=hwm is not None)
     values = fulltext.params(target, query)
     values["page_offset"] = offset
     values["page_limit"] = first + 1

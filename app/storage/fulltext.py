@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Select,
     String,
     and_,
@@ -93,17 +94,60 @@ class Shape:
                    bool(s.tags))  # fmt: skip
 
 
-def entries_template(dialect: str, shape: Shape, columns: Sequence[Any]) -> Select[Any]:
-    """`entries` for every Search of `shape`, its values left as bind parameters: run it
-    with `params(...)` of the Search. The same SQL as `entries` (tests/services/
-    test_entry_search.py compares their results), built once per shape by the caller."""
+def entries_page(
+    dialect: str,
+    shape: Shape,
+    columns: Sequence[Any],
+    *,
+    conds: Sequence[ColumnElement[bool]] = (),
+    below_hwm: bool = False,
+    extra: Sequence[Any] = (),
+) -> Select[Any]:
+    """A page of the entries matching any Search of `shape`, best first (`rank`, then
+    `seq`): `columns`, `seq`, `rank` and `extra`, of the rows that also pass `conds`
+    (conditions on memory_entries) and, `below_hwm`, have `seq <= :hwm`.
+
+    Built once per shape by the caller: the values are bind parameters, `params(...)` of
+    the Search and `page_offset`, `page_limit` (and `hwm`). The same rows, ranks and order
+    as `entries` with those conditions, ordered and cut (tests/services/
+    test_entry_search.py compares them)."""
+    offset = bindparam("page_offset", type_=Integer)
+    limit = bindparam("page_limit", type_=Integer)
     if dialect == "postgresql":
-        return _pg_template(en, shape, columns, _PG_ENTRY_WEIGHTS, tags=True)
-    return _fts5_template(columns)
+        stmt = _pg_template(en, shape, columns, _PG_ENTRY_WEIGHTS, tags=True).where(*conds)
+        if below_hwm:
+            stmt = stmt.where(en.c.seq <= bindparam("hwm"))
+        return stmt.add_columns(*extra).order_by(text("rank"), en.c.seq).offset(offset).limit(limit)
+    # SQLite: the page is cut from the index alone (rowid and bm25), then only its rows are
+    # read from memory_entries, rather than sorting every match's whole row (Markdown
+    # summaries) to keep 20 of them. Conditions on memory_entries need its rows first.
+    fts = text("memory_entries_fts")
+    rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
+    match = text("memory_entries_fts MATCH :fts_match").bindparams(
+        bindparam("fts_match", type_=String)
+    )
+    seq: ColumnElement[Any]
+    if conds:
+        seq = en.c.seq
+        top = select(seq.label("seq"), rank).select_from(
+            en.join(fts, text("memory_entries_fts.rowid = memory_entries.seq"))
+        )
+    else:
+        seq = literal_column("memory_entries_fts.rowid", Integer)
+        top = select(seq.label("seq"), rank).select_from(fts)
+    top = top.where(match, *conds)
+    if below_hwm:
+        top = top.where(seq <= bindparam("hwm", type_=Integer))
+    page = top.order_by(text("rank"), seq).offset(offset).limit(limit).subquery("page")
+    return (
+        select(*columns, en.c.seq, page.c.rank, *extra)
+        .select_from(page.join(en, en.c.seq == page.c.seq))
+        .order_by(page.c.rank, page.c.seq)
+    )
 
 
 def params(target: Target, s: Search) -> dict[str, Any]:
-    """The bind parameters of `entries_template(target.dialect, Shape.of(s), ...)` for `s`."""
+    """The bind parameters of `entries_page(target.dialect, Shape.of(s), ...)` for `s`."""
     if target.dialect == "postgresql":
         out: dict[str, Any] = {
             "fts_config": _pg_config(target),
@@ -228,21 +272,6 @@ def _fts5_entries(s: Search, columns: Sequence[Any]) -> Select[Any]:
         .where(
             text("memory_entries_fts MATCH :match").bindparams(
                 match=fts5_match(s, ENTRY_TEXT_COLUMNS)
-            )
-        )
-    )
-
-
-def _fts5_template(columns: Sequence[Any]) -> Select[Any]:
-    """_fts5_entries with the MATCH expression a bind parameter, `fts_match`."""
-    fts = text("memory_entries_fts")
-    rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
-    return (
-        select(*columns, en.c.seq, rank)
-        .select_from(en.join(fts, text("memory_entries_fts.rowid = memory_entries.seq")))
-        .where(
-            text("memory_entries_fts MATCH :fts_match").bindparams(
-                bindparam("fts_match", type_=String)
             )
         )
     )

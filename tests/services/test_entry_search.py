@@ -1,4 +1,5 @@
-"""The entry search (memoryEntries / GET /memory with a search) as one prepared statement:
+"""The entry search (memoryEntries / GET /memory with a search) as one prepared statement
+(the page cut from the FTS5 index before its rows are read, on SQLite):
 the same pages, byte for byte, as the two-statement search it replaced, on both backends,
 and one statement a page.
 
