@@ -5,7 +5,7 @@ and one statement a page.
 
 `reference_search` is entries._search as it was before (commit 85695eb): a read transaction,
 the high-water mark read first, then the page built from `fulltext.entries` (which the
-context loader and the benchmarks' raw baselines still use) with `seq <= hwm`."""
+context loader still uses) with `seq <= hwm`, ordered and cut in the same SELECT."""
 
 import random
 from collections.abc import Iterator
