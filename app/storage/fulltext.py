@@ -120,7 +120,9 @@ def entries_page(
         return stmt.add_columns(*extra).order_by(text("rank"), en.c.seq).offset(offset).limit(limit)
     # SQLite: the page is cut from the index alone (rowid and bm25), then only its rows are
     # read from memory_entries, rather than sorting every match's whole row (Markdown
-    # summaries) to keep 20 of them. Conditions on memory_entries need its rows first.
+    # summaries) to keep 20 of them. The index holds exactly the entries (the tenant
+    # migration's triggers, in the writer's transaction), so cutting before the join keeps
+    # the same rows. Conditions on memory_entries need its rows first.
     fts = text("memory_entries_fts")
     rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
     match = text("memory_entries_fts MATCH :fts_match").bindparams(
