@@ -9,6 +9,7 @@ migrations are transactional.
 import asyncio
 import collections
 import sqlite3
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -385,7 +386,24 @@ async def read_statement(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
 
     On PostgreSQL (no BEGIN listener there) this is a plain connection: SQLAlchemy's
     autobegun transaction, rolled back on close, as before."""
-    async with engine.connect() as conn:
-        if conn.dialect.name == "sqlite":
-            conn = await conn.execution_options(**{_BEGIN_OPTION: _NO_BEGIN})
+    async with _statement_engine(engine).connect() as conn:
         yield conn
+
+
+# SQLite engine -> the same engine with the no-BEGIN option (SQLAlchemy's OptionEngine: the
+# same pool, events and compiled cache), made once per engine: setting the option on each
+# connection instead costs a greenlet round trip per read.
+_statement_engines: weakref.WeakKeyDictionary[AsyncEngine, AsyncEngine] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _statement_engine(engine: AsyncEngine) -> AsyncEngine:
+    if engine.dialect.name != "sqlite":
+        return engine
+    derived = _statement_engines.get(engine)
+    if derived is None:
+        derived = _statement_engines[engine] = engine.execution_options(
+            **{_BEGIN_OPTION: _NO_BEGIN}
+        )
+    return derived
