@@ -74,7 +74,6 @@ from harness import (
     run_load,
     run_wrk,
 )
-from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
@@ -83,7 +82,6 @@ from app.services import entries, search
 from app.services import tenants as tenant_service
 from app.services.records import EntryFilter, EntryIn, EntrySource, Scope
 from app.storage import fulltext, postgres
-from app.storage.models import entries_table as en
 
 sys.path.insert(0, str(ROOT / "tests"))
 import postgres_server as pgs  # type: ignore[import-not-found]  # noqa: E402  (in tests/)
@@ -714,8 +712,9 @@ class Bench:
     async def raw_search(
         self, tenants: dict[str, Tenant], cases: list[tuple[str, str, str, str | None]]
     ) -> dict[str, dict[str, list[float]]]:
-        """The service's own SELECT (fulltext.entries, as entries._search builds it), run
-        alone in-process on each backend: the database's share of a search."""
+        """The service's own SELECT (entries.search_statement, the first page's, which
+        reads the high-water mark itself), run alone in-process on each backend: the
+        database's share of a search."""
         out: dict[str, dict[str, list[float]]] = {}
         for b in BACKENDS:
             c = await self.backends.container(b)
@@ -730,17 +729,14 @@ class Bench:
                                 s = fulltext.Search(
                                     search.words(q, "q"), scope=scope, scope_ref=ref
                                 )
-                                t0 = time.perf_counter()
-                                hwm = (
-                                    await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))
-                                ).scalar_one()
-                                stmt = (
-                                    fulltext.entries(target, s, entries.COLUMNS)
-                                    .where(en.c.seq <= hwm)
-                                    .order_by(text("rank"), en.c.seq)
-                                    .limit(21)
+                                flt = EntryFilter(search=q, scope=Scope(scope), scope_ref=ref)
+                                stmt = entries.search_statement(
+                                    target.dialect, flt, s, cursor=False
                                 )
-                                (await conn.execute(stmt)).fetchall()
+                                values = fulltext.params(target, s)
+                                values.update(page_offset=0, page_limit=21)
+                                t0 = time.perf_counter()
+                                (await conn.execute(stmt, values)).fetchall()
                                 if rep:
                                     out[b][tag].append((time.perf_counter() - t0) * 1000)
                             await conn.rollback()
