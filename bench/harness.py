@@ -303,6 +303,7 @@ def run_wrk(
     run_id: str = "-",
     ack_dir: Path | None = None,
     batch: int = 1,
+    requests_file: Path | None = None,
 ) -> dict[str, Any]:
     cmd = [
         ensure_wrk(),
@@ -325,6 +326,8 @@ def run_wrk(
         path,
         str(batch),
     ]
+    if requests_file is not None:  # the replay modes
+        cmd.append(str(requests_file))
     if ack_dir is not None:
         ack_dir.mkdir(parents=True, exist_ok=True)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=seconds + 120)

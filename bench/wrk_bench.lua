@@ -8,6 +8,10 @@
 --       append_rest POST /memory/events, one event per request
 --       batch_gql   appendMemoryEvents through POST /graphql, BATCH events per request
 --       batch_rest  POST /memory/events with a JSON array of BATCH events
+--       replay_gql  the requests of the file REQUESTS (one a line: METHOD, tab, PATH, tab,
+--       replay_rest BODY), in turn; ok: 2xx and (replay_gql) no "errors" in the answer.
+--                   For reads: http_bench.py's events workload at 16 clients, where a
+--                   Python client would take too much of the two CPUs from the server.
 -- Every event carries source "bench" and a sourceRef unique to its request
 -- (RUN_ID-THREAD-N). A response that acknowledges the append (2xx, no errors, the
 -- sourceRef echoed) counts as ok and its sourceRef (and the number of events it echoed)
@@ -26,6 +30,8 @@ local mode, run_id, key, path, batch
 local counter = 0
 local ack = nil
 local static_request = nil
+local replay = nil
+local replayed = 0
 ok = 0
 bad = 0
 echoed = 0
@@ -59,6 +65,14 @@ function init(args)
   end
   if mode == "static" then
     static_request = wrk.format("POST", path, nil, '{"query":"{ __typename }"}')
+  elseif mode == "replay_gql" or mode == "replay_rest" then
+    replay = {}
+    for line in io.lines(args[7]) do
+      local method, rpath, body = line:match("^([^\t]*)\t([^\t]*)\t(.*)$")
+      if body == "" then body = nil end
+      table.insert(replay, wrk.format(method, rpath, nil, body))
+    end
+    replayed = tid  -- threads start at different requests of the list
   end
 end
 
@@ -77,6 +91,10 @@ local GQL_MANY = 'mutation($i: [AppendMemoryEventInput!]!) { appendMemoryEvents(
 function request()
   if static_request then
     return static_request
+  end
+  if replay then
+    replayed = replayed % #replay + 1
+    return replay[replayed]
   end
   counter = counter + 1
   local ref = run_id .. "-" .. tid .. "-" .. counter
@@ -108,6 +126,9 @@ function response(status, headers, body)
   if mode == "static" then
     good = status == 200 and body:find('"__typename":%s*"Query"') ~= nil
       and body:find('"errors"', 1, true) == nil
+  elseif replay then
+    good = status >= 200 and status < 300
+      and (mode == "replay_rest" or body:find('"errors"', 1, true) == nil)
   else
     local want = (mode == "append_gql" or mode == "batch_gql") and 200 or 201
     if status == want then
