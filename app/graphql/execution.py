@@ -1,31 +1,57 @@
-"""A cheaper way through graphql-core's executor for plain leaf fields.
+"""Cheaper ways through graphql-core's executor for plain fields and plain objects.
 
 A page of 50 events is ~550 fields, and most are plain attributes (`id`, `kind`, `body`,
 `occurredAt`...) of the objects the resolvers return. For each, graphql-core's
 `execute_field` builds a resolve info (a 16-field tuple), checks for arguments, calls
 Strawberry's resolver, then walks `complete_value` (non-null, list, leaf...) before it
-coerces the value: ~5 µs a field, most of a page's CPU.
+coerces the value; each object and list item adds a path, a `complete_value` walk and an
+`execute_fields` loop: ~5 µs a field, most of a page's CPU.
 
-`JetExecutionContext.execute_field` takes a short cut for exactly those fields (a
-Strawberry field without a resolver, no arguments, a scalar or enum type, no middleware)
-and only while nothing is unusual: it calls the same Strawberry resolver and the same
-`coerce_output_value` graphql-core would, and returns the same value. Anything else (an
-exception, null for a non-null field, an awaitable, a value the type refuses) is handed to
-graphql-core's own `execute_field`, which resolves the field again (a plain attribute
-read, so no side effect) and reports the error with its path exactly as before.
+Two short cuts, both taken only while nothing is unusual:
+
+- Per field (`execute_field`): a Strawberry field without a resolver (a plain attribute,
+  no arguments, no field extensions) of a scalar or enum type, with no middleware: the
+  same Strawberry resolver and the same `coerce_output_value` graphql-core would call.
+
+- Per object (`complete_object_value`) and per list (`complete_list_value`): when every
+  field selected below a concrete object type (after collecting fields: aliases, fragment
+  spreads and inline fragments are fine; no directive and no argument anywhere in the
+  subtree) is `__typename`, a plain leaf field as above, or a plain attribute whose type is
+  a concrete object type or a list (of lists...) of those or of leaves, recursively, a
+  plan built once per (type, field nodes of the cached parsed document) produces the
+  response dict directly: each response key read with the same Strawberry resolver and
+  coerced with the same `coerce_output_value`, and each object's `is_type_of` checked.
+
+Anything else (an exception, null for a non-null field, an awaitable, a value the type
+refuses, a list that is not a plain list or tuple) is handed to graphql-core's own path for
+that field or object, which resolves it again (plain attribute reads, so no side effect)
+and reports the error with its path and null propagation exactly as before. Middleware
+(extensions with a `resolve` hook) turns both short cuts off.
 """
 
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from graphql import (
+    FieldNode,
+    FragmentSpreadNode,
     GraphQLField,
     GraphQLLeafType,
+    GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
+    GraphQLOutputType,
+    InlineFragmentNode,
+    SelectionSetNode,
     Undefined,
     is_leaf_type,
 )
+from graphql.execution.collect_fields import FieldDetails, collect_subfields
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.types.field import StrawberryField
 
 # (parent type, field name) → (resolver, leaf type, non-null) for a field that may take the
 # short cut, or None. Types are built once per schema, so this is bounded by the schema.
@@ -33,12 +59,20 @@ _Plan = tuple[Any, GraphQLLeafType, bool] | None
 _plans: dict[tuple[GraphQLObjectType, str], _Plan] = {}
 
 
+def _is_plain_resolver(resolve: Any) -> bool:
+    """Strawberry's resolver of a field without a resolver function and without field
+    extensions: a plain attribute read that ignores its info (`_get_basic_result`).
+
+    Strawberry also marks a field with extensions (permission classes...) but no resolver
+    function as `_is_default`; that resolver needs the info, so it is not plain.
+    """
+    return bool(getattr(resolve, "_is_default", False)) and (
+        getattr(resolve, "__name__", None) == "_get_basic_result"
+    )
+
+
 def _plan(field_def: GraphQLField | None) -> _Plan:
-    if field_def is None or field_def.args or field_def.resolve is None:
-        return None
-    # Strawberry marks the resolver of a field without a resolver function (a plain
-    # attribute, read with its default resolver, no field extensions) as `_is_default`.
-    if not getattr(field_def.resolve, "_is_default", False):
+    if field_def is None or field_def.args or not _is_plain_resolver(field_def.resolve):
         return None
     field_type = field_def.type
     non_null = isinstance(field_type, GraphQLNonNull)
@@ -48,8 +82,64 @@ def _plan(field_def: GraphQLField | None) -> _Plan:
     return field_def.resolve, leaf, non_null
 
 
+class _Fallback(Exception):  # noqa: N818 - not an error: "take graphql-core's path"
+    """Something unusual: complete this object or list with graphql-core's own path."""
+
+
+# What a plan completes a value of one output type with: (kind, non-null, detail).
+#   _LEAF: detail is the leaf type's coerce_output_value
+#   _OBJECT: detail is an _ObjectPlan
+#   _LIST: detail is the item's _TypePlan
+_TYPENAME, _LEAF, _OBJECT, _LIST = 0, 1, 2, 3
+_TypePlan = tuple[int, bool, Any]
+# A field of an object's plan: (response key, kind, non-null, detail, getter); for
+# __typename, the detail is the type's name and there is no getter.
+_FieldPlan = tuple[str, int, bool, Any, Callable[[Any], Any] | None]
+# An object type's plan: (is_type_of or None, fields).
+_ObjectPlan = tuple[Any, tuple[_FieldPlan, ...]]
+
+
+def _getter(resolve: Any) -> Callable[[Any], Any]:
+    """What Strawberry's plain resolver does with its source, as one call.
+
+    `_get_basic_result(source, info)` is `field.get_result(source, None, [], {})`, which is
+    `field.default_resolver(source, field.python_name)` for a field without a resolver
+    function: with the default `getattr`, an attrgetter of the same name (two Python calls
+    fewer per field). Another default resolver is called through Strawberry's resolver.
+    """
+    for cell in getattr(resolve, "__closure__", None) or ():
+        field = cell.cell_contents
+        if isinstance(field, StrawberryField):
+            if field.is_basic_field and field.default_resolver is getattr:
+                return attrgetter(field.python_name)
+            break
+    return partial(resolve, info=None)
+
+
+# (type, ids of the field nodes) → (the field nodes, kept alive so their ids are not
+# reused while the entry lives; the plan, or None when the selection cannot take the
+# short cut). The nodes are those of the parse cache's documents (app/graphql/extensions.py),
+# so a query sent again finds its plans; the cache is cleared when it reaches its bound.
+_PLAN_CACHE_SIZE = 4096
+_object_plans: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]] = {}
+_list_plans: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]] = {}
+
+
+# Values that are neither exceptions nor awaitables (no instance attributes either).
+_PLAIN_VALUES = frozenset({str, int, float, bool, datetime})
+
+
+def _strawberry_is_type_of(is_type_of: Any) -> bool:
+    """Whether an is_type_of is the one Strawberry builds (isinstance; ignores the info)."""
+    return getattr(is_type_of, "__qualname__", "").endswith("_get_is_type_of.<locals>.is_type_of")
+
+
 class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
-    """Strawberry's execution context, with the short cut for plain leaf fields."""
+    """Strawberry's execution context, with the short cuts for plain fields and objects."""
+
+    def _shortcuts_on(self) -> bool:
+        manager = self.middleware_manager
+        return manager is None or manager._middleware_resolvers is None
 
     def execute_field(
         self,
@@ -65,15 +155,10 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
             plan = _plans[key]
         except KeyError:
             plan = _plans[key] = _plan(self.schema.get_field(parent_type, node.name.value))
-        manager = self.middleware_manager
-        if (
-            plan is not None
-            and not node.arguments
-            and (manager is None or manager._middleware_resolvers is None)
-        ):
+        if plan is not None and not node.arguments and self._shortcuts_on():
             resolve, leaf, non_null = plan
             try:
-                value = resolve(source, None)  # Strawberry's default resolver ignores info
+                value = resolve(source, None)  # Strawberry's plain resolver ignores info
                 if value is None:
                     if not non_null:
                         return None
@@ -86,3 +171,252 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         return super().execute_field(
             parent_type, source, field_details_list, path, position_context
         )
+
+    # -- the object and list short cut -------------------------------------------------
+
+    def complete_object_value(
+        self,
+        return_type: GraphQLObjectType,
+        field_details_list: Any,
+        info: Any,
+        path: Any,
+        result: Any,
+        position_context: Any,
+    ) -> Any:
+        if position_context is None and self._shortcuts_on():
+            plan = self._plan_for(_object_plans, return_type, field_details_list)
+            if plan is not None:
+                try:
+                    return self._complete_object(plan, result, info)
+                except Exception:  # noqa: S110 - graphql-core's path below reports it
+                    pass
+        return super().complete_object_value(
+            return_type, field_details_list, info, path, result, position_context
+        )
+
+    def complete_list_value(
+        self,
+        return_type: GraphQLList[GraphQLOutputType],
+        field_details_list: Any,
+        info: Any,
+        path: Any,
+        result: Any,
+        position_context: Any,
+    ) -> Any:
+        if (
+            position_context is None
+            and (result.__class__ is list or result.__class__ is tuple)
+            and self._shortcuts_on()
+        ):
+            plan = self._plan_for(_list_plans, return_type, field_details_list)
+            if plan is not None:
+                try:
+                    return self._complete_list(plan[2], result)
+                except Exception:  # noqa: S110 - graphql-core's path below reports it
+                    pass
+        return super().complete_list_value(
+            return_type, field_details_list, info, path, result, position_context
+        )
+
+    def _plan_for(
+        self,
+        cache: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]],
+        type_: Any,
+        field_details_list: Sequence[FieldDetails],
+    ) -> Any:
+        """The cached plan of `type_` for these field nodes, or None."""
+        for details in field_details_list:
+            # Per execution, not per node: a @defer further up, or fragment variables.
+            if details.defer_usage is not None or details.fragment_variable_values is not None:
+                return None
+        nodes = tuple(details.node for details in field_details_list)
+        key = (type_, *map(id, nodes))
+        try:
+            return cache[key][1]
+        except KeyError:
+            pass
+        if len(cache) >= _PLAN_CACHE_SIZE:
+            cache.clear()
+        # The arguments and directives of the field itself were dealt with by now (its
+        # resolver had them, @include and @skip were evaluated), except @stream on a list.
+        plan: Any = None
+        if cache is _object_plans:
+            plan = self._object_plan(type_, field_details_list)
+        elif all(not node.directives for node in nodes):
+            plan = self._type_plan(type_, field_details_list)
+        cache[key] = (nodes, plan)
+        return plan
+
+    def _plain_selections(self, selection_set: SelectionSetNode | None, seen: set[str]) -> bool:
+        """No directive and no argument in a selection set (through its fragments), nor
+        anything the plan does not know (fragment variables, unknown fragments)."""
+        if selection_set is None:
+            return True
+        for selection in selection_set.selections:
+            if selection.directives:
+                return False
+            if isinstance(selection, FieldNode):
+                if selection.arguments:
+                    return False
+            elif isinstance(selection, InlineFragmentNode):
+                if not self._plain_selections(selection.selection_set, seen):
+                    return False
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                if name in seen:
+                    continue
+                seen.add(name)
+                fragment = self.fragments.get(name)
+                if (
+                    fragment is None
+                    or fragment.variable_signatures
+                    or fragment.definition.directives
+                    or fragment.definition.variable_definitions
+                    or not self._plain_selections(fragment.definition.selection_set, seen)
+                ):
+                    return False
+            else:
+                return False
+        return True
+
+    def _object_plan(
+        self, type_: GraphQLObjectType, field_details_list: Sequence[FieldDetails]
+    ) -> _ObjectPlan | None:
+        is_type_of = type_.is_type_of
+        if is_type_of is not None and not _strawberry_is_type_of(is_type_of):
+            return None
+        for details in field_details_list:
+            if (
+                details.defer_usage is not None
+                or details.fragment_variable_values is not None
+                or not self._plain_selections(details.node.selection_set, set())
+            ):
+                return None
+        grouped, new_defer_usages, forbidden = collect_subfields(
+            self.schema,
+            self.fragments,
+            self.variable_values,
+            self.operation,
+            type_,
+            list(field_details_list),
+            self.hide_suggestions,
+        )
+        if new_defer_usages or forbidden or not grouped:
+            return None
+        fields: list[_FieldPlan] = []
+        for response_key, sub_details in grouped.items():
+            nodes = [details.node for details in sub_details]
+            if any(node.arguments or node.directives for node in nodes):
+                return None
+            name = nodes[0].name.value
+            if name == "__typename":
+                fields.append((response_key, _TYPENAME, True, type_.name, None))
+                continue
+            field_def = type_.fields.get(name)
+            if field_def is None or field_def.args or not _is_plain_resolver(field_def.resolve):
+                return None
+            type_plan = self._type_plan(field_def.type, sub_details)
+            if type_plan is None:
+                return None
+            fields.append((response_key, *type_plan, _getter(field_def.resolve)))
+        return is_type_of, tuple(fields)
+
+    def _type_plan(
+        self, type_: Any, field_details_list: Sequence[FieldDetails]
+    ) -> _TypePlan | None:
+        non_null = isinstance(type_, GraphQLNonNull)
+        inner = type_.of_type if non_null else type_
+        if is_leaf_type(inner):
+            return _LEAF, non_null, inner.coerce_output_value
+        if isinstance(inner, GraphQLList):
+            item = self._type_plan(inner.of_type, field_details_list)
+            return None if item is None else (_LIST, non_null, item)
+        if isinstance(inner, GraphQLObjectType):
+            plan = self._object_plan(inner, field_details_list)
+            return None if plan is None else (_OBJECT, non_null, plan)
+        return None  # interfaces and unions: graphql-core resolves the runtime type
+
+    def _complete_object(self, plan: _ObjectPlan, source: Any, info: Any) -> dict[str, Any]:
+        """The response dict of one object; _Fallback (or any exception) when unusual."""
+        is_type_of, fields = plan
+        is_awaitable = self.is_awaitable
+        if (
+            isinstance(source, Exception)
+            or is_awaitable(source)
+            or (is_type_of is not None and is_type_of(source, info) is not True)
+        ):
+            raise _Fallback
+        result: dict[str, Any] = {}
+        for key, kind, non_null, detail, get in fields:
+            if kind == _LEAF:
+                value = get(source)  # type: ignore[misc]
+                if value is None:
+                    if non_null:
+                        raise _Fallback
+                    result[key] = None
+                    continue
+                if value.__class__ not in _PLAIN_VALUES and (
+                    isinstance(value, Exception) or is_awaitable(value)
+                ):
+                    raise _Fallback
+                coerced = detail(value)
+                if coerced is None or coerced is Undefined:
+                    raise _Fallback
+                result[key] = coerced
+            elif kind == _TYPENAME:
+                result[key] = detail
+            else:
+                value = get(source)  # type: ignore[misc]
+                if value is None:
+                    if non_null:
+                        raise _Fallback
+                    result[key] = None
+                elif kind == _OBJECT:
+                    result[key] = self._complete_object(detail, value, None)
+                elif value.__class__ is list or value.__class__ is tuple:
+                    result[key] = self._complete_list(detail, value)
+                else:
+                    raise _Fallback
+        return result
+
+    def _complete_list(self, item_plan: _TypePlan, items: Sequence[Any]) -> list[Any]:
+        """The response list of one list; _Fallback (or any exception) when unusual."""
+        kind, non_null, detail = item_plan
+        completed: list[Any] = []
+        append = completed.append
+        if kind == _OBJECT:
+            complete_object = self._complete_object
+            for item in items:
+                if item is None:
+                    if non_null:
+                        raise _Fallback
+                    append(None)
+                else:
+                    append(complete_object(detail, item, None))
+        elif kind == _LEAF:
+            is_awaitable = self.is_awaitable
+            for item in items:
+                if item is None:
+                    if non_null:
+                        raise _Fallback
+                    append(None)
+                    continue
+                if item.__class__ not in _PLAIN_VALUES and (
+                    isinstance(item, Exception) or is_awaitable(item)
+                ):
+                    raise _Fallback
+                coerced = detail(item)
+                if coerced is None or coerced is Undefined:
+                    raise _Fallback
+                append(coerced)
+        else:  # a list of lists
+            for item in items:
+                if item is None:
+                    if non_null:
+                        raise _Fallback
+                    append(None)
+                elif item.__class__ is list or item.__class__ is tuple:
+                    append(self._complete_list(detail, item))
+                else:
+                    raise _Fallback
+        return completed
