@@ -30,6 +30,7 @@ and reports the error with its path and null propagation exactly as before. Midd
 """
 
 from collections.abc import Callable, Sequence
+from dataclasses import MISSING
 from datetime import datetime
 from functools import partial
 from operator import attrgetter
@@ -50,8 +51,20 @@ from graphql import (
     is_leaf_type,
 )
 from graphql.execution.collect_fields import FieldDetails, collect_subfields
+from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.types.arguments import _is_leaf_type, _is_optional_leaf_type, convert_argument
+from strawberry.types.base import (
+    StrawberryList,
+    StrawberryMaybe,
+    StrawberryObjectDefinition,
+    StrawberryOptional,
+    has_object_definition,
+)
+from strawberry.types.enum import has_enum_definition
 from strawberry.types.field import StrawberryField
+from strawberry.types.lazy_type import LazyType
+from strawberry.types.unset import UNSET
 
 # (parent type, field name) → (resolver, leaf type, non-null) for a field that may take the
 # short cut, or None. Types are built once per schema, so this is bounded by the schema.
@@ -420,3 +433,170 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 else:
                     raise _Fallback
         return completed
+
+
+# -- input objects --------------------------------------------------------------------------
+#
+# Strawberry converts each argument's input object (`AppendMemoryEventInput`, a filter...)
+# with `convert_argument`, generic code that for every field of every request converts its
+# name, resolves its type annotation and walks a chain of isinstance checks: ~60 µs for
+# one AppendMemoryEventInput. Its documented hook for input types that build their own
+# value, `StrawberryObjectDefinition.from_input`, is given an `_InputBuilder`: the same
+# conversion with the names and each field's converter worked out once per schema config.
+
+
+class _Unsupported(Exception):  # noqa: N818 - "leave this type to Strawberry's code"
+    pass
+
+
+# A converter of one field's input value: None when the value is kept as it is.
+_Convert = Callable[[Any, Any], Any] | None
+
+
+def _has_maybe(definition: Any) -> bool:
+    # A `Maybe` field's nulls are checked by a validation rule that skips types with a
+    # `from_input` (they are expected to check them): such types keep Strawberry's path.
+    return any(isinstance(field.type, StrawberryMaybe) for field in definition.fields)
+
+
+class _InputBuilder:
+    """`from_input` of an input type: what Strawberry's `convert_argument` does for it.
+
+    For each (config, scalar registry) it sees, the input field names (the config's name
+    converter), the fields defaulting to None, and a converter per field's type are
+    worked out once: a leaf (scalar or enum, but a GlobalID) is kept, a list of leaves is
+    copied, a list of other values is converted item by item, an input type is built by
+    its own `_InputBuilder`. A type with anything else (a GlobalID, a nested type with
+    another `from_input`...) is converted by a copy of Strawberry's own code for input
+    types without a `from_input` (`_generic`).
+    """
+
+    def __init__(self, definition: Any) -> None:
+        self.definition = definition
+        self._plans: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    def __call__(self, cls: type, value: Any, context: Any) -> Any:
+        key = (id(context.config), id(context.scalar_registry))
+        try:
+            _config, _registry, plan = self._plans[key]
+        except KeyError:
+            try:
+                plan = self._plan(context.config, context.scalar_registry)
+            except _Unsupported:
+                plan = None
+            # The config and registry are kept, so their ids are not reused.
+            self._plans[key] = (context.config, context.scalar_registry, plan)
+        if plan is None:
+            return self._generic(cls, value, context)
+        defaults, fields = plan
+        kwargs = dict(defaults)
+        for graphql_name, python_name, convert in fields:
+            if graphql_name in value:
+                field_value = value[graphql_name]
+                kwargs[python_name] = (
+                    field_value if convert is None else convert(field_value, context)
+                )
+        return cls(**kwargs)
+
+    def _plan(self, config: Any, registry: Any) -> tuple[Any, Any]:
+        definition = self.definition
+        defaults = {
+            field.python_name: None
+            for field in definition.fields
+            if field.default_value is MISSING and field.default_factory is MISSING
+        }
+        fields = tuple(
+            (
+                config.name_converter.from_field(field),
+                field.python_name,
+                _converter(field.resolve_type(type_definition=definition), registry),
+            )
+            for field in definition.fields
+        )
+        return defaults, fields
+
+    def _generic(self, cls: type, value: Any, context: Any) -> Any:
+        """Strawberry's `convert_argument` for an input type without a `from_input`."""
+        definition, config = self.definition, context.config
+        kwargs: dict[str, Any] = {
+            field.python_name: None
+            for field in definition.fields
+            if field.default_value is MISSING and field.default_factory is MISSING
+        }
+        for field in definition.fields:
+            graphql_name = config.name_converter.from_field(field)
+            if graphql_name in value:
+                kwargs[field.python_name] = convert_argument(
+                    value[graphql_name],
+                    field.resolve_type(type_definition=definition),
+                    context.scalar_registry,
+                    config,
+                    context.info,
+                    path=(*context.path, graphql_name),
+                )
+        return cls(**kwargs)
+
+
+def _converter(type_: Any, registry: Any) -> _Convert:
+    """What `convert_argument` does with a value of `type_`, as a function (or None: the
+    value as it is), or _Unsupported."""
+    if isinstance(type_, StrawberryMaybe):
+        raise _Unsupported
+    if isinstance(type_, StrawberryOptional):  # None stays None, as below
+        return _converter(type_.of_type, registry)
+    if isinstance(type_, StrawberryList):
+        item = type_.of_type
+        if _is_leaf_type(item, registry, skip_classes=(GlobalID,)) or _is_optional_leaf_type(
+            item, registry, skip_classes=(GlobalID,)
+        ):
+            return _copy_list
+        convert_item = _converter(item, registry)
+        if convert_item is None:  # pragma: no cover - leaves are copied above
+            return _copy_list
+
+        def convert_list(value: Any, context: Any) -> Any:
+            if value is None or value is UNSET:
+                return value
+            return [None if item is None else convert_item(item, context) for item in value]
+
+        return convert_list
+    if type_ is GlobalID:
+        raise _Unsupported
+    if _is_leaf_type(type_, registry):
+        return None
+    if isinstance(type_, LazyType):
+        return _converter(type_.resolve_type(), registry)
+    if has_enum_definition(type_):
+        return None  # an enum definition is a leaf: the value as it is
+    if has_object_definition(type_):
+        builder = type_.__strawberry_definition__.from_input
+        if not isinstance(builder, _InputBuilder):
+            raise _Unsupported
+        input_type = type_
+
+        def convert_input(value: Any, context: Any) -> Any:
+            if value is None or value is UNSET:
+                return value
+            return builder(input_type, value, context)
+
+        return convert_input
+    raise _Unsupported
+
+
+def _copy_list(value: Any, context: Any) -> Any:
+    # Copied: graphql-core gives every request that omits it the same default list.
+    return value if value is None or value is UNSET else list(value)
+
+
+def install_input_builders(schema: Any) -> None:
+    """Give the schema's input types without a `from_input` (and without `Maybe` fields)
+    an `_InputBuilder`. Converts exactly as Strawberry would; called by build_schema."""
+    for concrete in schema.schema_converter.type_map.values():
+        definition = concrete.definition
+        if (
+            isinstance(definition, StrawberryObjectDefinition)
+            and definition.is_input
+            and definition.from_input is None
+            and not _has_maybe(definition)
+        ):
+            definition.from_input = _InputBuilder(definition)
