@@ -18,9 +18,15 @@ Two short cuts, both taken only while nothing is unusual:
   spreads and inline fragments are fine; no directive and no argument anywhere in the
   subtree) is `__typename`, a plain leaf field as above, or a plain attribute whose type is
   a concrete object type or a list (of lists...) of those or of leaves, recursively, a
-  plan built once per (type, field nodes of the cached parsed document) produces the
-  response dict directly: each response key read with the same Strawberry resolver and
-  coerced with the same `coerce_output_value`, and each object's `is_type_of` checked.
+  plan built once per (type, field nodes of the cached parsed document) and compiled to a
+  Python function builds the response value directly: each response key read as
+  Strawberry's resolver reads it and coerced with the same `coerce_output_value`, each
+  object's `is_type_of` checked. A str for a String or ID, a bool for a Boolean, a 32-bit
+  int for an Int are their own response value (what those coercers return for them); a
+  member of a Strawberry enum is looked up in the names its coercer would find.
+
+Also (at the end of this module) input objects are converted with their field names and
+converters worked out once, instead of Strawberry's generic `convert_argument`.
 
 Anything else (an exception, null for a non-null field, an awaitable, a value the type
 refuses, a list that is not a plain list or tuple) is handed to graphql-core's own path for
@@ -31,9 +37,10 @@ and reports the error with its path and null propagation exactly as before. Midd
 
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING
-from datetime import datetime
+from enum import Enum
 from functools import partial
 from operator import attrgetter
+from types import CoroutineType, GeneratorType
 from typing import Any
 
 from graphql import (
@@ -51,8 +58,10 @@ from graphql import (
     is_leaf_type,
 )
 from graphql.execution.collect_fields import FieldDetails, collect_subfields
+from graphql.type.scalars import serialize_boolean, serialize_id, serialize_int, serialize_string
 from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.schema_converter import CustomGraphQLEnumType
 from strawberry.types.arguments import _is_leaf_type, _is_optional_leaf_type, convert_argument
 from strawberry.types.base import (
     StrawberryList,
@@ -99,17 +108,158 @@ class _Fallback(Exception):  # noqa: N818 - not an error: "take graphql-core's p
     """Something unusual: complete this object or list with graphql-core's own path."""
 
 
-# What a plan completes a value of one output type with: (kind, non-null, detail).
-#   _LEAF: detail is the leaf type's coerce_output_value
-#   _OBJECT: detail is an _ObjectPlan
-#   _LIST: detail is the item's _TypePlan
-_TYPENAME, _LEAF, _OBJECT, _LIST = 0, 1, 2, 3
-_TypePlan = tuple[int, bool, Any]
-# A field of an object's plan: (response key, kind, non-null, detail, getter); for
-# __typename, the detail is the type's name and there is no getter.
-_FieldPlan = tuple[str, int, bool, Any, Callable[[Any], Any] | None]
-# An object type's plan: (is_type_of or None, fields).
-_ObjectPlan = tuple[Any, tuple[_FieldPlan, ...]]
+# A compiled plan: a function that builds the response value of one object (source, info)
+# or one list (items) straight from the source values, or raises (_Fallback, or whatever a
+# read or a coercion raised) for graphql-core's own path to take over. Made by `_Compiler`
+# from the selection, once per (type, field nodes); the functions are plain Python source
+# (`exec`) so a page of objects costs a dict display per object and a few lines per field.
+_Complete = Callable[..., Any]
+_LEAF, _OBJECT, _LIST = 0, 1, 2
+
+
+def _enum_names(leaf: Any) -> tuple[type, dict[Any, str]] | None:
+    """For Strawberry's enum type, the member → name map its `coerce_output_value` works
+    out by a loop over the values (the first name whose value equals the member's)."""
+    coerce = getattr(type(leaf), "coerce_output_value", None)
+    if coerce is not CustomGraphQLEnumType.coerce_output_value:
+        return None
+    cls = leaf.wrapped_cls
+    if not (isinstance(cls, type) and issubclass(cls, Enum)) or _maybe_awaitable_class(cls):
+        return None
+    names: dict[Any, str] = {}
+    for member in cls:
+        for name, value in leaf.values.items():
+            if member.value == value.value:
+                names[member] = name
+                break
+    return cls, names
+
+
+def _maybe_awaitable_class(cls: type) -> bool:
+    return issubclass(cls, Exception | CoroutineType | GeneratorType) or hasattr(cls, "__await__")
+
+
+# The test under which a leaf's value is its own response value (what the built-in
+# scalars' coerce_output_value return for exactly these values).
+_AS_IS = {
+    serialize_string: "{v}.__class__ is str",
+    serialize_id: "{v}.__class__ is str",
+    serialize_boolean: "{v}.__class__ is bool",
+    serialize_int: "({v}.__class__ is int and -2147483648 <= {v} <= 2147483647)",
+}
+
+
+class _Compiler:
+    """Writes the Python source of a plan's functions, then runs it (`exec`).
+
+    Each name the source uses (getters, coercers, nested functions, enum maps) is bound
+    in the namespace by `bind`; response keys are GraphQL names, written with repr.
+    """
+
+    def __init__(self, is_awaitable: Callable[[Any], bool]) -> None:
+        self.namespace: dict[str, Any] = {
+            "_Fallback": _Fallback,
+            "Undefined": Undefined,
+            "is_awaitable": is_awaitable,
+            "Exception": Exception,
+            "isinstance": isinstance,
+            "list": list,
+            "tuple": tuple,
+        }
+        self.lines: list[str] = []
+        self.count = 0
+
+    def bind(self, value: Any, prefix: str = "x") -> str:
+        self.count += 1
+        name = f"{prefix}{self.count}"
+        self.namespace[name] = value
+        return name
+
+    def build(self, name: str) -> Any:
+        exec("\n".join(self.lines), self.namespace)  # noqa: S102 - our own source
+        return self.namespace[name]
+
+    def leaf(self, v: str, non_null: bool, leaf: Any, indent: str) -> None:
+        """Lines leaving the response value of leaf value `v` in `v`."""
+        coerce = leaf.coerce_output_value
+        enum = _enum_names(leaf)
+        as_is = _AS_IS.get(coerce)
+        first = "if"
+        lines = self.lines
+        if as_is is not None:
+            lines.append(f"{indent}if {as_is.format(v=v)}:")
+            lines.append(f"{indent}    pass")
+            first = "elif"
+        elif enum is not None:
+            lines.append(f"{indent}if {v}.__class__ is {self.bind(enum[0], 'e')}:")
+            lines.append(f"{indent}    {v} = {self.bind(enum[1], 'n')}[{v}]")
+            first = "elif"
+        lines.append(f"{indent}{first} {v} is None:")
+        lines.append(f"{indent}    {'raise _Fallback' if non_null else 'pass'}")
+        lines.append(f"{indent}else:")
+        lines.append(f"{indent}    if isinstance({v}, Exception) or is_awaitable({v}):")
+        lines.append(f"{indent}        raise _Fallback")
+        lines.append(f"{indent}    {v} = {self.bind(coerce, 'c')}({v})")
+        lines.append(f"{indent}    if {v} is None or {v} is Undefined:")
+        lines.append(f"{indent}        raise _Fallback")
+
+    def value(self, v: str, kind: int, non_null: bool, detail: Any, indent: str) -> None:
+        """Lines leaving the response value of value `v` (of a field or a list item)."""
+        if kind == _LEAF:
+            self.leaf(v, non_null, detail, indent)
+            return
+        lines = self.lines
+        lines.append(f"{indent}if {v} is None:")
+        lines.append(f"{indent}    {'raise _Fallback' if non_null else 'pass'}")
+        if kind == _OBJECT:
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    {v} = {self.bind(detail, 'o')}({v}, None)")
+        else:
+            lines.append(f"{indent}elif {v}.__class__ is list or {v}.__class__ is tuple:")
+            lines.append(f"{indent}    {v} = {self.bind(detail, 'l')}({v})")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    raise _Fallback")
+
+    def object_function(self, is_type_of: Any, fields: list[tuple[str, Any]]) -> str:
+        """An object's function: fields are (response key, __typename's value or
+        (getter, kind, non-null, detail))."""
+        name = self.bind(None, "complete_object")
+        lines = self.lines
+        lines.append(f"def {name}(source, info):")
+        lines.append("    if (source is None or isinstance(source, Exception)")
+        lines.append("            or is_awaitable(source)):")
+        lines.append("        raise _Fallback")
+        if is_type_of is not None:
+            lines.append(f"    if {self.bind(is_type_of, 't')}(source, info) is not True:")
+            lines.append("        raise _Fallback")
+        items = []
+        for index, (key, field) in enumerate(fields):
+            if isinstance(field, str):  # __typename
+                items.append(f"{key!r}: {field!r}")
+                continue
+            get, kind, non_null, detail = field
+            v = f"v{index}"
+            lines.append(f"    {v} = {self.bind(get, 'g')}(source)")
+            self.value(v, kind, non_null, detail, "    ")
+            items.append(f"{key!r}: {v}")
+        lines.append(f"    return {{{', '.join(items)}}}")
+        return name
+
+    def list_function(self, kind: int, non_null: bool, detail: Any) -> str:
+        """A list's function, given its items' (kind, non-null, detail)."""
+        name = self.bind(None, "complete_list")
+        lines = self.lines
+        lines.append(f"def {name}(items):")
+        if kind == _OBJECT and non_null:  # the object's function refuses None
+            lines.append(f"    return [{self.bind(detail, 'o')}(item, None) for item in items]")
+            return name
+        lines.append("    completed = []")
+        lines.append("    append = completed.append")
+        lines.append("    for item in items:")
+        self.value("item", kind, non_null, detail, "        ")
+        lines.append("        append(item)")
+        lines.append("    return completed")
+        return name
 
 
 def _getter(resolve: Any) -> Callable[[Any], Any]:
@@ -136,10 +286,6 @@ def _getter(resolve: Any) -> Callable[[Any], Any]:
 _PLAN_CACHE_SIZE = 4096
 _object_plans: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]] = {}
 _list_plans: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]] = {}
-
-
-# Values that are neither exceptions nor awaitables (no instance attributes either).
-_PLAIN_VALUES = frozenset({str, int, float, bool, datetime})
 
 
 def _strawberry_is_type_of(is_type_of: Any) -> bool:
@@ -200,7 +346,7 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
             plan = self._plan_for(_object_plans, return_type, field_details_list)
             if plan is not None:
                 try:
-                    return self._complete_object(plan, result, info)
+                    return plan(result, info)
                 except Exception:  # noqa: S110 - graphql-core's path below reports it
                     pass
         return super().complete_object_value(
@@ -224,7 +370,7 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
             plan = self._plan_for(_list_plans, return_type, field_details_list)
             if plan is not None:
                 try:
-                    return self._complete_list(plan[2], result)
+                    return plan[2](result)
                 except Exception:  # noqa: S110 - graphql-core's path below reports it
                     pass
         return super().complete_list_value(
@@ -243,7 +389,8 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
             if details.defer_usage is not None or details.fragment_variable_values is not None:
                 return None
         nodes = tuple(details.node for details in field_details_list)
-        key = (type_, *map(id, nodes))
+        # The compiled functions call this executor class's is_awaitable.
+        key = (type_, self.is_awaitable, *map(id, nodes))
         try:
             return cache[key][1]
         except KeyError:
@@ -294,7 +441,8 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
 
     def _object_plan(
         self, type_: GraphQLObjectType, field_details_list: Sequence[FieldDetails]
-    ) -> _ObjectPlan | None:
+    ) -> _Complete | None:
+        """The compiled function of `type_` for these field nodes, or None."""
         is_type_of = type_.is_type_of
         if is_type_of is not None and not _strawberry_is_type_of(is_type_of):
             return None
@@ -316,14 +464,14 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         )
         if new_defer_usages or forbidden or not grouped:
             return None
-        fields: list[_FieldPlan] = []
+        fields: list[tuple[str, Any]] = []
         for response_key, sub_details in grouped.items():
             nodes = [details.node for details in sub_details]
             if any(node.arguments or node.directives for node in nodes):
                 return None
             name = nodes[0].name.value
             if name == "__typename":
-                fields.append((response_key, _TYPENAME, True, type_.name, None))
+                fields.append((response_key, type_.name))
                 continue
             field_def = type_.fields.get(name)
             if field_def is None or field_def.args or not _is_plain_resolver(field_def.resolve):
@@ -331,108 +479,29 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
             type_plan = self._type_plan(field_def.type, sub_details)
             if type_plan is None:
                 return None
-            fields.append((response_key, *type_plan, _getter(field_def.resolve)))
-        return is_type_of, tuple(fields)
+            fields.append((response_key, (_getter(field_def.resolve), *type_plan)))
+        compiler = _Compiler(self.is_awaitable)
+        return compiler.build(compiler.object_function(is_type_of, fields))  # type: ignore[no-any-return]
 
     def _type_plan(
         self, type_: Any, field_details_list: Sequence[FieldDetails]
-    ) -> _TypePlan | None:
+    ) -> tuple[int, bool, Any] | None:
+        """(kind, non-null, detail) of a value of `type_`: the leaf type, the object's
+        compiled function, or the list's compiled function; or None."""
         non_null = isinstance(type_, GraphQLNonNull)
         inner = type_.of_type if non_null else type_
         if is_leaf_type(inner):
-            return _LEAF, non_null, inner.coerce_output_value
+            return _LEAF, non_null, inner
         if isinstance(inner, GraphQLList):
             item = self._type_plan(inner.of_type, field_details_list)
-            return None if item is None else (_LIST, non_null, item)
+            if item is None:
+                return None
+            compiler = _Compiler(self.is_awaitable)
+            return _LIST, non_null, compiler.build(compiler.list_function(*item))
         if isinstance(inner, GraphQLObjectType):
-            plan = self._object_plan(inner, field_details_list)
-            return None if plan is None else (_OBJECT, non_null, plan)
+            complete = self._object_plan(inner, field_details_list)
+            return None if complete is None else (_OBJECT, non_null, complete)
         return None  # interfaces and unions: graphql-core resolves the runtime type
-
-    def _complete_object(self, plan: _ObjectPlan, source: Any, info: Any) -> dict[str, Any]:
-        """The response dict of one object; _Fallback (or any exception) when unusual."""
-        is_type_of, fields = plan
-        is_awaitable = self.is_awaitable
-        if (
-            isinstance(source, Exception)
-            or is_awaitable(source)
-            or (is_type_of is not None and is_type_of(source, info) is not True)
-        ):
-            raise _Fallback
-        result: dict[str, Any] = {}
-        for key, kind, non_null, detail, get in fields:
-            if kind == _LEAF:
-                value = get(source)  # type: ignore[misc]
-                if value is None:
-                    if non_null:
-                        raise _Fallback
-                    result[key] = None
-                    continue
-                if value.__class__ not in _PLAIN_VALUES and (
-                    isinstance(value, Exception) or is_awaitable(value)
-                ):
-                    raise _Fallback
-                coerced = detail(value)
-                if coerced is None or coerced is Undefined:
-                    raise _Fallback
-                result[key] = coerced
-            elif kind == _TYPENAME:
-                result[key] = detail
-            else:
-                value = get(source)  # type: ignore[misc]
-                if value is None:
-                    if non_null:
-                        raise _Fallback
-                    result[key] = None
-                elif kind == _OBJECT:
-                    result[key] = self._complete_object(detail, value, None)
-                elif value.__class__ is list or value.__class__ is tuple:
-                    result[key] = self._complete_list(detail, value)
-                else:
-                    raise _Fallback
-        return result
-
-    def _complete_list(self, item_plan: _TypePlan, items: Sequence[Any]) -> list[Any]:
-        """The response list of one list; _Fallback (or any exception) when unusual."""
-        kind, non_null, detail = item_plan
-        completed: list[Any] = []
-        append = completed.append
-        if kind == _OBJECT:
-            complete_object = self._complete_object
-            for item in items:
-                if item is None:
-                    if non_null:
-                        raise _Fallback
-                    append(None)
-                else:
-                    append(complete_object(detail, item, None))
-        elif kind == _LEAF:
-            is_awaitable = self.is_awaitable
-            for item in items:
-                if item is None:
-                    if non_null:
-                        raise _Fallback
-                    append(None)
-                    continue
-                if item.__class__ not in _PLAIN_VALUES and (
-                    isinstance(item, Exception) or is_awaitable(item)
-                ):
-                    raise _Fallback
-                coerced = detail(item)
-                if coerced is None or coerced is Undefined:
-                    raise _Fallback
-                append(coerced)
-        else:  # a list of lists
-            for item in items:
-                if item is None:
-                    if non_null:
-                        raise _Fallback
-                    append(None)
-                elif item.__class__ is list or item.__class__ is tuple:
-                    append(self._complete_list(detail, item))
-                else:
-                    raise _Fallback
-        return completed
 
 
 # -- input objects --------------------------------------------------------------------------

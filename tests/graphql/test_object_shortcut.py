@@ -301,6 +301,7 @@ class Leaf:
     tags: list[str]
     grid: list[list[int | None]] | None
     extra: JSON | None  # a scalar that takes any value as it is
+    flag: bool = True
 
 
 @strawberry.type
@@ -345,6 +346,7 @@ class Exploding:
     tags: list[str] = []
     grid = None
     extra = None
+    flag = False
 
     @property
     def name(self) -> str:
@@ -403,6 +405,7 @@ def box(case: str) -> Any:
         "awaitable_null": {"maybe": Later(None)},
         "awaitable_json": {"leaf": leaf(extra=Later(5))},
         "exception_json": {"leaf": leaf(extra=ValueError("json"))},
+        "int_flag": {"leaf": leaf(flag=1), "leaves": [leaf(flag=0), leaf(flag=2.5)]},
     }[case]
     return Box(**{**good, **changed})
 
@@ -412,7 +415,7 @@ CASES = [
     "null_in_leaf_list", "null_in_grid", "raises", "raises_in_list", "bad_enum", "bad_date",
     "big_int", "bad_tag", "awaitable", "awaitable_object", "not_a_list", "generator",
     "exception_value", "exception_leaf", "null_label", "null_object", "null_object_list",
-    "awaitable_null", "awaitable_json", "exception_json",
+    "awaitable_null", "awaitable_json", "exception_json", "int_flag",
 ]  # fmt: skip
 
 
@@ -453,13 +456,13 @@ query($c: String!) {
   boxes(case: $c) { ...B }
   box(case: $c) { __typename ...B alias: label }
   laterBox(case: $c) { l: label leaves { name } }
-  typenames: box(case: $c) { maybe { __typename } }
+  typenames: box(case: $c) { maybe { __typename } strict { __typename } }
 }
 fragment B on Box {
   __typename label leaf { ...L } maybe { ...L } leaves { ...L } strict { name }
   l2: leaf { n: name c: count } m2: maybe { __typename }
 }
-fragment L on Leaf { __typename name nickname colour when count tags grid extra }
+fragment L on Leaf { __typename name nickname colour when count tags grid extra flag }
 """
 
 
@@ -471,7 +474,7 @@ def test_diff() -> Diff:
 @pytest.mark.parametrize("case", CASES)
 async def test_unusual_values_answer_as_graphql_core_does(test_diff: Diff, case: str) -> None:
     result, slow = await test_diff.run(BOX, c=case)
-    if case in ("good", "null_nullable", "null_in_list"):
+    if case in ("good", "null_nullable", "null_in_list", "int_flag"):
         assert result.errors is None and slow == 1  # the short cut built it all
     else:
         assert slow > 1  # graphql-core's own path completed (and reported) it
@@ -521,5 +524,5 @@ def test_plans_are_bounded_and_kept_with_their_nodes(monkeypatch: pytest.MonkeyP
         result = schema.execute_sync(f'{{ box(case: "good") {{ a{i}: label }} }}')
         assert result.data == {"box": {f"a{i}": "l"}}
         assert 1 <= len(execution._object_plans) <= 3
-    for (type_, *ids), (nodes, _plan) in execution._object_plans.items():
+    for (type_, _is_awaitable, *ids), (nodes, _plan) in execution._object_plans.items():
         assert type_.name == "Box" and ids == [id(node) for node in nodes]
