@@ -42,6 +42,7 @@ from functools import partial
 from operator import attrgetter
 from types import CoroutineType, GeneratorType
 from typing import Any
+from weakref import WeakValueDictionary
 
 from graphql import (
     FieldNode,
@@ -283,7 +284,7 @@ def _getter(resolve: Any) -> Callable[[Any], Any]:
 # reused while the entry lives; the plan, or None when the selection cannot take the
 # short cut). The nodes are those of the parse cache's documents (app/graphql/extensions.py),
 # so a query sent again finds its plans; the cache is cleared when it reaches its bound.
-_PLAN_CACHE_SIZE = 4096
+_PLAN_CACHE_SIZE = 1024
 _object_plans: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]] = {}
 _list_plans: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]] = {}
 
@@ -293,8 +294,23 @@ def _strawberry_is_type_of(is_type_of: Any) -> bool:
     return getattr(is_type_of, "__qualname__", "").endswith("_get_is_type_of.<locals>.is_type_of")
 
 
+# Operations executed before, by id (weakly: an entry goes with its operation, so an id is
+# never another operation's): the object short cut is taken from an operation's second
+# execution on. Compiling its plans costs about as much as executing it once through
+# graphql-core, which a document sent only once (values written into the query text
+# instead of variables) would pay for nothing.
+_seen_operations: "WeakValueDictionary[int, Any]" = WeakValueDictionary()
+
+
 class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
     """Strawberry's execution context, with the short cuts for plain fields and objects."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        operation = self.operation
+        self._objects_short_cut = _seen_operations.get(id(operation)) is operation
+        if not self._objects_short_cut:
+            _seen_operations[id(operation)] = operation
 
     def _shortcuts_on(self) -> bool:
         manager = self.middleware_manager
@@ -342,7 +358,7 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         result: Any,
         position_context: Any,
     ) -> Any:
-        if position_context is None and self._shortcuts_on():
+        if self._objects_short_cut and position_context is None and self._shortcuts_on():
             plan = self._plan_for(_object_plans, return_type, field_details_list)
             if plan is not None:
                 try:
@@ -363,7 +379,8 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         position_context: Any,
     ) -> Any:
         if (
-            position_context is None
+            self._objects_short_cut
+            and position_context is None
             and (result.__class__ is list or result.__class__ is tuple)
             and self._shortcuts_on()
         ):
