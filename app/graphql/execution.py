@@ -1,31 +1,80 @@
-"""A cheaper way through graphql-core's executor for plain leaf fields.
+"""Cheaper ways through graphql-core's executor for plain fields and plain objects.
 
 A page of 50 events is ~550 fields, and most are plain attributes (`id`, `kind`, `body`,
 `occurredAt`...) of the objects the resolvers return. For each, graphql-core's
 `execute_field` builds a resolve info (a 16-field tuple), checks for arguments, calls
 Strawberry's resolver, then walks `complete_value` (non-null, list, leaf...) before it
-coerces the value: ~5 µs a field, most of a page's CPU.
+coerces the value; each object and list item adds a path, a `complete_value` walk and an
+`execute_fields` loop: ~5 µs a field, most of a page's CPU.
 
-`JetExecutionContext.execute_field` takes a short cut for exactly those fields (a
-Strawberry field without a resolver, no arguments, a scalar or enum type, no middleware)
-and only while nothing is unusual: it calls the same Strawberry resolver and the same
-`coerce_output_value` graphql-core would, and returns the same value. Anything else (an
-exception, null for a non-null field, an awaitable, a value the type refuses) is handed to
-graphql-core's own `execute_field`, which resolves the field again (a plain attribute
-read, so no side effect) and reports the error with its path exactly as before.
+Two short cuts, both taken only while nothing is unusual:
+
+- Per field (`execute_field`): a Strawberry field without a resolver (a plain attribute,
+  no arguments, no field extensions) of a scalar or enum type, with no middleware: the
+  same Strawberry resolver and the same `coerce_output_value` graphql-core would call.
+
+- Per object (`complete_object_value`) and per list (`complete_list_value`): when every
+  field selected below a concrete object type (after collecting fields: aliases, fragment
+  spreads and inline fragments are fine; no directive and no argument anywhere in the
+  subtree) is `__typename`, a plain leaf field as above, or a plain attribute whose type is
+  a concrete object type or a list (of lists...) of those or of leaves, recursively, a
+  plan built once per (type, field nodes of the cached parsed document) and compiled to a
+  Python function builds the response value directly: each response key read as
+  Strawberry's resolver reads it and coerced with the same `coerce_output_value`, each
+  object's `is_type_of` checked. A str for a String or ID, a bool for a Boolean, a 32-bit
+  int for an Int are their own response value (what those coercers return for them); a
+  member of a Strawberry enum is looked up in the names its coercer would find.
+
+Also (at the end of this module) input objects are converted with their field names and
+converters worked out once, instead of Strawberry's generic `convert_argument`.
+
+Anything else (an exception, null for a non-null field, an awaitable, a value the type
+refuses, a list that is not a plain list or tuple) is handed to graphql-core's own path for
+that field or object, which resolves it again (plain attribute reads, so no side effect)
+and reports the error with its path and null propagation exactly as before. Middleware
+(extensions with a `resolve` hook) turns both short cuts off.
 """
 
+from collections.abc import Callable, Sequence
+from dataclasses import MISSING
+from enum import Enum
+from functools import partial
+from operator import attrgetter
+from types import CoroutineType, GeneratorType
 from typing import Any
+from weakref import WeakValueDictionary
 
 from graphql import (
+    FieldNode,
+    FragmentSpreadNode,
     GraphQLField,
     GraphQLLeafType,
+    GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
+    GraphQLOutputType,
+    InlineFragmentNode,
+    SelectionSetNode,
     Undefined,
     is_leaf_type,
 )
+from graphql.execution.collect_fields import FieldDetails, collect_subfields
+from graphql.type.scalars import serialize_boolean, serialize_id, serialize_int, serialize_string
+from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.schema_converter import CustomGraphQLEnumType
+from strawberry.types.arguments import _is_leaf_type, _is_optional_leaf_type, convert_argument
+from strawberry.types.base import (
+    StrawberryList,
+    StrawberryMaybe,
+    StrawberryObjectDefinition,
+    StrawberryOptional,
+    has_object_definition,
+)
+from strawberry.types.enum import has_enum_definition
+from strawberry.types.field import StrawberryField
+from strawberry.types.lazy_type import LazyType
+from strawberry.types.unset import UNSET
 
 # (parent type, field name) → (resolver, leaf type, non-null) for a field that may take the
 # short cut, or None. Types are built once per schema, so this is bounded by the schema.
@@ -33,12 +82,20 @@ _Plan = tuple[Any, GraphQLLeafType, bool] | None
 _plans: dict[tuple[GraphQLObjectType, str], _Plan] = {}
 
 
+def _is_plain_resolver(resolve: Any) -> bool:
+    """Strawberry's resolver of a field without a resolver function and without field
+    extensions: a plain attribute read that ignores its info (`_get_basic_result`).
+
+    Strawberry also marks a field with extensions (permission classes...) but no resolver
+    function as `_is_default`; that resolver needs the info, so it is not plain.
+    """
+    return bool(getattr(resolve, "_is_default", False)) and (
+        getattr(resolve, "__name__", None) == "_get_basic_result"
+    )
+
+
 def _plan(field_def: GraphQLField | None) -> _Plan:
-    if field_def is None or field_def.args or field_def.resolve is None:
-        return None
-    # Strawberry marks the resolver of a field without a resolver function (a plain
-    # attribute, read with its default resolver, no field extensions) as `_is_default`.
-    if not getattr(field_def.resolve, "_is_default", False):
+    if field_def is None or field_def.args or not _is_plain_resolver(field_def.resolve):
         return None
     field_type = field_def.type
     non_null = isinstance(field_type, GraphQLNonNull)
@@ -48,8 +105,216 @@ def _plan(field_def: GraphQLField | None) -> _Plan:
     return field_def.resolve, leaf, non_null
 
 
+class _Fallback(Exception):  # noqa: N818 - not an error: "take graphql-core's path"
+    """Something unusual: complete this object or list with graphql-core's own path."""
+
+
+# A compiled plan: a function that builds the response value of one object (source, info)
+# or one list (items) straight from the source values, or raises (_Fallback, or whatever a
+# read or a coercion raised) for graphql-core's own path to take over. Made by `_Compiler`
+# from the selection, once per (type, field nodes); the functions are plain Python source
+# (`exec`) so a page of objects costs a dict display per object and a few lines per field.
+_Complete = Callable[..., Any]
+_LEAF, _OBJECT, _LIST = 0, 1, 2
+
+
+def _enum_names(leaf: Any) -> tuple[type, dict[Any, str]] | None:
+    """For Strawberry's enum type, the member → name map its `coerce_output_value` works
+    out by a loop over the values (the first name whose value equals the member's)."""
+    coerce = getattr(type(leaf), "coerce_output_value", None)
+    if coerce is not CustomGraphQLEnumType.coerce_output_value:
+        return None
+    cls = leaf.wrapped_cls
+    if not (isinstance(cls, type) and issubclass(cls, Enum)) or _maybe_awaitable_class(cls):
+        return None
+    names: dict[Any, str] = {}
+    for member in cls:
+        for name, value in leaf.values.items():
+            if member.value == value.value:
+                names[member] = name
+                break
+    return cls, names
+
+
+def _maybe_awaitable_class(cls: type) -> bool:
+    return issubclass(cls, Exception | CoroutineType | GeneratorType) or hasattr(cls, "__await__")
+
+
+# The test under which a leaf's value is its own response value (what the built-in
+# scalars' coerce_output_value return for exactly these values).
+_AS_IS = {
+    serialize_string: "{v}.__class__ is str",
+    serialize_id: "{v}.__class__ is str",
+    serialize_boolean: "{v}.__class__ is bool",
+    serialize_int: "({v}.__class__ is int and -2147483648 <= {v} <= 2147483647)",
+}
+
+
+class _Compiler:
+    """Writes the Python source of a plan's functions, then runs it (`exec`).
+
+    Each name the source uses (getters, coercers, nested functions, enum maps) is bound
+    in the namespace by `bind`; response keys are GraphQL names, written with repr.
+    """
+
+    def __init__(self, is_awaitable: Callable[[Any], bool]) -> None:
+        self.namespace: dict[str, Any] = {
+            "_Fallback": _Fallback,
+            "Undefined": Undefined,
+            "is_awaitable": is_awaitable,
+            "Exception": Exception,
+            "isinstance": isinstance,
+            "list": list,
+            "tuple": tuple,
+        }
+        self.lines: list[str] = []
+        self.count = 0
+
+    def bind(self, value: Any, prefix: str = "x") -> str:
+        self.count += 1
+        name = f"{prefix}{self.count}"
+        self.namespace[name] = value
+        return name
+
+    def build(self, name: str) -> Any:
+        exec("\n".join(self.lines), self.namespace)  # noqa: S102 - our own source
+        return self.namespace[name]
+
+    def leaf(self, v: str, non_null: bool, leaf: Any, indent: str) -> None:
+        """Lines leaving the response value of leaf value `v` in `v`."""
+        coerce = leaf.coerce_output_value
+        enum = _enum_names(leaf)
+        as_is = _AS_IS.get(coerce)
+        first = "if"
+        lines = self.lines
+        if as_is is not None:
+            lines.append(f"{indent}if {as_is.format(v=v)}:")
+            lines.append(f"{indent}    pass")
+            first = "elif"
+        elif enum is not None:
+            lines.append(f"{indent}if {v}.__class__ is {self.bind(enum[0], 'e')}:")
+            lines.append(f"{indent}    {v} = {self.bind(enum[1], 'n')}[{v}]")
+            first = "elif"
+        lines.append(f"{indent}{first} {v} is None:")
+        lines.append(f"{indent}    {'raise _Fallback' if non_null else 'pass'}")
+        lines.append(f"{indent}else:")
+        lines.append(f"{indent}    if isinstance({v}, Exception) or is_awaitable({v}):")
+        lines.append(f"{indent}        raise _Fallback")
+        lines.append(f"{indent}    {v} = {self.bind(coerce, 'c')}({v})")
+        lines.append(f"{indent}    if {v} is None or {v} is Undefined:")
+        lines.append(f"{indent}        raise _Fallback")
+
+    def value(self, v: str, kind: int, non_null: bool, detail: Any, indent: str) -> None:
+        """Lines leaving the response value of value `v` (of a field or a list item)."""
+        if kind == _LEAF:
+            self.leaf(v, non_null, detail, indent)
+            return
+        lines = self.lines
+        lines.append(f"{indent}if {v} is None:")
+        lines.append(f"{indent}    {'raise _Fallback' if non_null else 'pass'}")
+        if kind == _OBJECT:
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    {v} = {self.bind(detail, 'o')}({v}, None)")
+        else:
+            lines.append(f"{indent}elif {v}.__class__ is list or {v}.__class__ is tuple:")
+            lines.append(f"{indent}    {v} = {self.bind(detail, 'l')}({v})")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    raise _Fallback")
+
+    def object_function(self, is_type_of: Any, fields: list[tuple[str, Any]]) -> str:
+        """An object's function: fields are (response key, __typename's value or
+        (getter, kind, non-null, detail))."""
+        name = self.bind(None, "complete_object")
+        lines = self.lines
+        lines.append(f"def {name}(source, info):")
+        lines.append("    if (source is None or isinstance(source, Exception)")
+        lines.append("            or is_awaitable(source)):")
+        lines.append("        raise _Fallback")
+        if is_type_of is not None:
+            lines.append(f"    if {self.bind(is_type_of, 't')}(source, info) is not True:")
+            lines.append("        raise _Fallback")
+        items = []
+        for index, (key, field) in enumerate(fields):
+            if isinstance(field, str):  # __typename
+                items.append(f"{key!r}: {field!r}")
+                continue
+            get, kind, non_null, detail = field
+            v = f"v{index}"
+            lines.append(f"    {v} = {self.bind(get, 'g')}(source)")
+            self.value(v, kind, non_null, detail, "    ")
+            items.append(f"{key!r}: {v}")
+        lines.append(f"    return {{{', '.join(items)}}}")
+        return name
+
+    def list_function(self, kind: int, non_null: bool, detail: Any) -> str:
+        """A list's function, given its items' (kind, non-null, detail)."""
+        name = self.bind(None, "complete_list")
+        lines = self.lines
+        lines.append(f"def {name}(items):")
+        if kind == _OBJECT and non_null:  # the object's function refuses None
+            lines.append(f"    return [{self.bind(detail, 'o')}(item, None) for item in items]")
+            return name
+        lines.append("    completed = []")
+        lines.append("    append = completed.append")
+        lines.append("    for item in items:")
+        self.value("item", kind, non_null, detail, "        ")
+        lines.append("        append(item)")
+        lines.append("    return completed")
+        return name
+
+
+def _getter(resolve: Any) -> Callable[[Any], Any]:
+    """What Strawberry's plain resolver does with its source, as one call.
+
+    `_get_basic_result(source, info)` is `field.get_result(source, None, [], {})`, which is
+    `field.default_resolver(source, field.python_name)` for a field without a resolver
+    function: with the default `getattr`, an attrgetter of the same name (two Python calls
+    fewer per field). Another default resolver is called through Strawberry's resolver.
+    """
+    for cell in getattr(resolve, "__closure__", None) or ():
+        field = cell.cell_contents
+        if isinstance(field, StrawberryField):
+            if field.is_basic_field and field.default_resolver is getattr:
+                return attrgetter(field.python_name)
+            break
+    return partial(resolve, info=None)
+
+
+# (type, ids of the field nodes) → (the field nodes, kept alive so their ids are not
+# reused while the entry lives; the plan, or None when the selection cannot take the
+# short cut). The nodes are those of the parse cache's documents (app/graphql/extensions.py),
+# so a query sent again finds its plans; the cache is cleared when it reaches its bound.
+_PLAN_CACHE_SIZE = 1024
+_object_plans: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]] = {}
+_list_plans: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]] = {}
+
+
+def _strawberry_is_type_of(is_type_of: Any) -> bool:
+    """Whether an is_type_of is the one Strawberry builds (isinstance; ignores the info)."""
+    return getattr(is_type_of, "__qualname__", "").endswith("_get_is_type_of.<locals>.is_type_of")
+
+
+# Operations executed before, by id (weakly: an entry goes with its operation, so an id is
+# never another operation's): the object short cut is taken from an operation's second
+# execution on. Compiling its plans costs about as much as executing it once through
+# graphql-core, which a document sent only once (values written into the query text
+# instead of variables) would pay for nothing.
+_seen_operations: "WeakValueDictionary[int, Any]" = WeakValueDictionary()
+
+
 class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
-    """Strawberry's execution context, with the short cut for plain leaf fields."""
+    """Strawberry's execution context, with the short cuts for plain fields and objects."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        operation = self.operation
+        self._objects_short_cut = _seen_operations.get(id(operation)) is operation
+        if not self._objects_short_cut:
+            _seen_operations[id(operation)] = operation
+
+    def _shortcuts_on(self) -> bool:
+        manager = self.middleware_manager
+        return manager is None or manager._middleware_resolvers is None
 
     def execute_field(
         self,
@@ -65,15 +330,10 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
             plan = _plans[key]
         except KeyError:
             plan = _plans[key] = _plan(self.schema.get_field(parent_type, node.name.value))
-        manager = self.middleware_manager
-        if (
-            plan is not None
-            and not node.arguments
-            and (manager is None or manager._middleware_resolvers is None)
-        ):
+        if plan is not None and not node.arguments and self._shortcuts_on():
             resolve, leaf, non_null = plan
             try:
-                value = resolve(source, None)  # Strawberry's default resolver ignores info
+                value = resolve(source, None)  # Strawberry's plain resolver ignores info
                 if value is None:
                     if not non_null:
                         return None
@@ -86,3 +346,343 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         return super().execute_field(
             parent_type, source, field_details_list, path, position_context
         )
+
+    # -- the object and list short cut -------------------------------------------------
+
+    def complete_object_value(
+        self,
+        return_type: GraphQLObjectType,
+        field_details_list: Any,
+        info: Any,
+        path: Any,
+        result: Any,
+        position_context: Any,
+    ) -> Any:
+        if self._objects_short_cut and position_context is None and self._shortcuts_on():
+            plan = self._plan_for(_object_plans, return_type, field_details_list)
+            if plan is not None:
+                try:
+                    return plan(result, info)
+                except Exception:  # noqa: S110 - graphql-core's path below reports it
+                    pass
+        return super().complete_object_value(
+            return_type, field_details_list, info, path, result, position_context
+        )
+
+    def complete_list_value(
+        self,
+        return_type: GraphQLList[GraphQLOutputType],
+        field_details_list: Any,
+        info: Any,
+        path: Any,
+        result: Any,
+        position_context: Any,
+    ) -> Any:
+        if (
+            self._objects_short_cut
+            and position_context is None
+            and (result.__class__ is list or result.__class__ is tuple)
+            and self._shortcuts_on()
+        ):
+            plan = self._plan_for(_list_plans, return_type, field_details_list)
+            if plan is not None:
+                try:
+                    return plan[2](result)
+                except Exception:  # noqa: S110 - graphql-core's path below reports it
+                    pass
+        return super().complete_list_value(
+            return_type, field_details_list, info, path, result, position_context
+        )
+
+    def _plan_for(
+        self,
+        cache: dict[tuple[Any, ...], tuple[tuple[FieldNode, ...], Any]],
+        type_: Any,
+        field_details_list: Sequence[FieldDetails],
+    ) -> Any:
+        """The cached plan of `type_` for these field nodes, or None."""
+        for details in field_details_list:
+            # Per execution, not per node: a @defer further up, or fragment variables.
+            if details.defer_usage is not None or details.fragment_variable_values is not None:
+                return None
+        nodes = tuple(details.node for details in field_details_list)
+        # The compiled functions call this executor class's is_awaitable.
+        key = (type_, self.is_awaitable, *map(id, nodes))
+        try:
+            return cache[key][1]
+        except KeyError:
+            pass
+        if len(cache) >= _PLAN_CACHE_SIZE:
+            cache.clear()
+        # The arguments and directives of the field itself were dealt with by now (its
+        # resolver had them, @include and @skip were evaluated), except @stream on a list.
+        plan: Any = None
+        if cache is _object_plans:
+            plan = self._object_plan(type_, field_details_list)
+        elif all(not node.directives for node in nodes):
+            plan = self._type_plan(type_, field_details_list)
+        cache[key] = (nodes, plan)
+        return plan
+
+    def _plain_selections(self, selection_set: SelectionSetNode | None, seen: set[str]) -> bool:
+        """No directive and no argument in a selection set (through its fragments), nor
+        anything the plan does not know (fragment variables, unknown fragments)."""
+        if selection_set is None:
+            return True
+        for selection in selection_set.selections:
+            if selection.directives:
+                return False
+            if isinstance(selection, FieldNode):
+                if selection.arguments:
+                    return False
+            elif isinstance(selection, InlineFragmentNode):
+                if not self._plain_selections(selection.selection_set, seen):
+                    return False
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                if name in seen:
+                    continue
+                seen.add(name)
+                fragment = self.fragments.get(name)
+                if (
+                    fragment is None
+                    or fragment.variable_signatures
+                    or fragment.definition.directives
+                    or fragment.definition.variable_definitions
+                    or not self._plain_selections(fragment.definition.selection_set, seen)
+                ):
+                    return False
+            else:
+                return False
+        return True
+
+    def _object_plan(
+        self, type_: GraphQLObjectType, field_details_list: Sequence[FieldDetails]
+    ) -> _Complete | None:
+        """The compiled function of `type_` for these field nodes, or None."""
+        is_type_of = type_.is_type_of
+        if is_type_of is not None and not _strawberry_is_type_of(is_type_of):
+            return None
+        for details in field_details_list:
+            if (
+                details.defer_usage is not None
+                or details.fragment_variable_values is not None
+                or not self._plain_selections(details.node.selection_set, set())
+            ):
+                return None
+        grouped, new_defer_usages, forbidden = collect_subfields(
+            self.schema,
+            self.fragments,
+            self.variable_values,
+            self.operation,
+            type_,
+            list(field_details_list),
+            self.hide_suggestions,
+        )
+        if new_defer_usages or forbidden or not grouped:
+            return None
+        fields: list[tuple[str, Any]] = []
+        for response_key, sub_details in grouped.items():
+            nodes = [details.node for details in sub_details]
+            if any(node.arguments or node.directives for node in nodes):
+                return None
+            name = nodes[0].name.value
+            if name == "__typename":
+                fields.append((response_key, type_.name))
+                continue
+            field_def = type_.fields.get(name)
+            if field_def is None or field_def.args or not _is_plain_resolver(field_def.resolve):
+                return None
+            type_plan = self._type_plan(field_def.type, sub_details)
+            if type_plan is None:
+                return None
+            fields.append((response_key, (_getter(field_def.resolve), *type_plan)))
+        compiler = _Compiler(self.is_awaitable)
+        return compiler.build(compiler.object_function(is_type_of, fields))  # type: ignore[no-any-return]
+
+    def _type_plan(
+        self, type_: Any, field_details_list: Sequence[FieldDetails]
+    ) -> tuple[int, bool, Any] | None:
+        """(kind, non-null, detail) of a value of `type_`: the leaf type, the object's
+        compiled function, or the list's compiled function; or None."""
+        non_null = isinstance(type_, GraphQLNonNull)
+        inner = type_.of_type if non_null else type_
+        if is_leaf_type(inner):
+            return _LEAF, non_null, inner
+        if isinstance(inner, GraphQLList):
+            item = self._type_plan(inner.of_type, field_details_list)
+            if item is None:
+                return None
+            compiler = _Compiler(self.is_awaitable)
+            return _LIST, non_null, compiler.build(compiler.list_function(*item))
+        if isinstance(inner, GraphQLObjectType):
+            complete = self._object_plan(inner, field_details_list)
+            return None if complete is None else (_OBJECT, non_null, complete)
+        return None  # interfaces and unions: graphql-core resolves the runtime type
+
+
+# -- input objects --------------------------------------------------------------------------
+#
+# Strawberry converts each argument's input object (`AppendMemoryEventInput`, a filter...)
+# with `convert_argument`, generic code that for every field of every request converts its
+# name, resolves its type annotation and walks a chain of isinstance checks: ~60 µs for
+# one AppendMemoryEventInput. Its documented hook for input types that build their own
+# value, `StrawberryObjectDefinition.from_input`, is given an `_InputBuilder`: the same
+# conversion with the names and each field's converter worked out once per schema config.
+
+
+class _Unsupported(Exception):  # noqa: N818 - "leave this type to Strawberry's code"
+    pass
+
+
+# A converter of one field's input value: None when the value is kept as it is.
+_Convert = Callable[[Any, Any], Any] | None
+
+
+def _has_maybe(definition: Any) -> bool:
+    # A `Maybe` field's nulls are checked by a validation rule that skips types with a
+    # `from_input` (they are expected to check them): such types keep Strawberry's path.
+    return any(isinstance(field.type, StrawberryMaybe) for field in definition.fields)
+
+
+class _InputBuilder:
+    """`from_input` of an input type: what Strawberry's `convert_argument` does for it.
+
+    For each (config, scalar registry) it sees, the input field names (the config's name
+    converter), the fields defaulting to None, and a converter per field's type are
+    worked out once: a leaf (scalar or enum, but a GlobalID) is kept, a list of leaves is
+    copied, a list of other values is converted item by item, an input type is built by
+    its own `_InputBuilder`. A type with anything else (a GlobalID, a nested type with
+    another `from_input`...) is converted by a copy of Strawberry's own code for input
+    types without a `from_input` (`_generic`).
+    """
+
+    def __init__(self, definition: Any) -> None:
+        self.definition = definition
+        self._plans: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    def __call__(self, cls: type, value: Any, context: Any) -> Any:
+        key = (id(context.config), id(context.scalar_registry))
+        try:
+            _config, _registry, plan = self._plans[key]
+        except KeyError:
+            try:
+                plan = self._plan(context.config, context.scalar_registry)
+            except _Unsupported:
+                plan = None
+            # The config and registry are kept, so their ids are not reused.
+            self._plans[key] = (context.config, context.scalar_registry, plan)
+        if plan is None:
+            return self._generic(cls, value, context)
+        defaults, fields = plan
+        kwargs = dict(defaults)
+        for graphql_name, python_name, convert in fields:
+            if graphql_name in value:
+                field_value = value[graphql_name]
+                kwargs[python_name] = (
+                    field_value if convert is None else convert(field_value, context)
+                )
+        return cls(**kwargs)
+
+    def _plan(self, config: Any, registry: Any) -> tuple[Any, Any]:
+        definition = self.definition
+        defaults = {
+            field.python_name: None
+            for field in definition.fields
+            if field.default_value is MISSING and field.default_factory is MISSING
+        }
+        fields = tuple(
+            (
+                config.name_converter.from_field(field),
+                field.python_name,
+                _converter(field.resolve_type(type_definition=definition), registry),
+            )
+            for field in definition.fields
+        )
+        return defaults, fields
+
+    def _generic(self, cls: type, value: Any, context: Any) -> Any:
+        """Strawberry's `convert_argument` for an input type without a `from_input`."""
+        definition, config = self.definition, context.config
+        kwargs: dict[str, Any] = {
+            field.python_name: None
+            for field in definition.fields
+            if field.default_value is MISSING and field.default_factory is MISSING
+        }
+        for field in definition.fields:
+            graphql_name = config.name_converter.from_field(field)
+            if graphql_name in value:
+                kwargs[field.python_name] = convert_argument(
+                    value[graphql_name],
+                    field.resolve_type(type_definition=definition),
+                    context.scalar_registry,
+                    config,
+                    context.info,
+                    path=(*context.path, graphql_name),
+                )
+        return cls(**kwargs)
+
+
+def _converter(type_: Any, registry: Any) -> _Convert:
+    """What `convert_argument` does with a value of `type_`, as a function (or None: the
+    value as it is), or _Unsupported."""
+    if isinstance(type_, StrawberryMaybe):
+        raise _Unsupported
+    if isinstance(type_, StrawberryOptional):  # None stays None, as below
+        return _converter(type_.of_type, registry)
+    if isinstance(type_, StrawberryList):
+        item = type_.of_type
+        if _is_leaf_type(item, registry, skip_classes=(GlobalID,)) or _is_optional_leaf_type(
+            item, registry, skip_classes=(GlobalID,)
+        ):
+            return _copy_list
+        convert_item = _converter(item, registry)
+        if convert_item is None:  # pragma: no cover - leaves are copied above
+            return _copy_list
+
+        def convert_list(value: Any, context: Any) -> Any:
+            if value is None or value is UNSET:
+                return value
+            return [None if item is None else convert_item(item, context) for item in value]
+
+        return convert_list
+    if type_ is GlobalID:
+        raise _Unsupported
+    if _is_leaf_type(type_, registry):
+        return None
+    if isinstance(type_, LazyType):
+        return _converter(type_.resolve_type(), registry)
+    if has_enum_definition(type_):
+        return None  # an enum definition is a leaf: the value as it is
+    if has_object_definition(type_):
+        builder = type_.__strawberry_definition__.from_input
+        if not isinstance(builder, _InputBuilder):
+            raise _Unsupported
+        input_type = type_
+
+        def convert_input(value: Any, context: Any) -> Any:
+            if value is None or value is UNSET:
+                return value
+            return builder(input_type, value, context)
+
+        return convert_input
+    raise _Unsupported
+
+
+def _copy_list(value: Any, context: Any) -> Any:
+    # Copied: graphql-core gives every request that omits it the same default list.
+    return value if value is None or value is UNSET else list(value)
+
+
+def install_input_builders(schema: Any) -> None:
+    """Give the schema's input types without a `from_input` (and without `Maybe` fields)
+    an `_InputBuilder`. Converts exactly as Strawberry would; called by build_schema."""
+    for concrete in schema.schema_converter.type_map.values():
+        definition = concrete.definition
+        if (
+            isinstance(definition, StrawberryObjectDefinition)
+            and definition.is_input
+            and definition.from_input is None
+            and not _has_maybe(definition)
+        ):
+            definition.from_input = _InputBuilder(definition)

@@ -21,7 +21,7 @@ from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
 from app.graphql.errors import QueryError
-from app.graphql.execution import JetExecutionContext
+from app.graphql.execution import JetExecutionContext, install_input_builders
 from app.graphql.extensions import JetExtensionsRunner, OperationPolicy
 from app.graphql.types import (
     AppendMemoryEventInput,
@@ -294,12 +294,15 @@ def build_schema(*, introspection: bool = True) -> strawberry.Schema:
     )
     query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
     mutation = merge_types("Mutation", (Mutation, CompactionMutation))
-    return JetSchema(
+    built = JetSchema(
         query=query,
         mutation=mutation,
         execution_context_class=JetExecutionContext,
         policy=policy,
     )
+    # Input objects converted with names and field types worked out once (execution.py).
+    install_input_builders(built)
+    return built
 
 
 schema = build_schema()
