@@ -35,6 +35,9 @@ and reports the error with its path and null propagation exactly as before. Midd
 (extensions with a `resolve` hook) turns both short cuts off.
 """
 
+import weakref
+from asyncio import gather as asyncio_gather
+from asyncio import get_running_loop, iscoroutine
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING
 from enum import Enum
@@ -53,12 +56,15 @@ from graphql import (
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLOutputType,
+    GraphQLResolveInfoHelpers,
     InlineFragmentNode,
     SelectionSetNode,
     Undefined,
     is_leaf_type,
 )
 from graphql.execution.collect_fields import FieldDetails, collect_subfields
+from graphql.pyutils import is_awaitable as default_is_awaitable
+from graphql.pyutils.gather_with_cancel import gather_with_cancel
 from graphql.type.scalars import serialize_boolean, serialize_id, serialize_int, serialize_string
 from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -302,11 +308,58 @@ def _strawberry_is_type_of(is_type_of: Any) -> bool:
 _seen_operations: "WeakValueDictionary[int, Any]" = WeakValueDictionary()
 
 
+def _weak_async_helpers(executor: Any) -> GraphQLResolveInfoHelpers:
+    """`GraphQLResolveInfoHelpers(gather=executor.gather_async_work,
+    track=executor.track_async_work)`, graphql-core's, without a strong reference back.
+
+    While the executor lives (all through its execution) each call is the executor's own.
+    After, nothing waits for tracked work any more: a helper called then (by a resolver
+    that kept its info) does what those methods do without tracking: `gather` is
+    `gather_with_cancel`, `track` settles the awaitables among the values in the
+    background (or closes pending coroutines when no event loop runs).
+    """
+    ref = weakref.ref(executor)
+
+    def gather(values: Sequence[Any]) -> Any:
+        alive = ref()
+        return gather_with_cancel(*values) if alive is None else alive.gather_async_work(values)
+
+    def track(values: Sequence[Any]) -> None:
+        alive = ref()
+        if alive is not None:
+            alive.track_async_work(values)
+            return
+        awaitables = [value for value in values if default_is_awaitable(value)]
+        if not awaitables:
+            return
+        try:
+            get_running_loop()
+        except RuntimeError:
+            for awaitable in awaitables:
+                if iscoroutine(awaitable):
+                    awaitable.close()
+            return
+        _settling.add(future := asyncio_gather(*awaitables, return_exceptions=True))
+        future.add_done_callback(_settling.discard)
+
+    return GraphQLResolveInfoHelpers(gather=gather, track=track)
+
+
+# Work tracked after its executor went (see `_weak_async_helpers`), kept until settled.
+_settling: set[Any] = set()
+
+
 class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
     """Strawberry's execution context, with the short cuts for plain fields and objects."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # graphql-core's helpers for resolvers (`info.async_helpers`) are bound methods of
+        # the executor, kept on the executor: a reference cycle, so every request's
+        # executor, with its context (the request, the response...) and all it holds,
+        # was freed only by the cyclic garbage collector (~40 objects a request, and the
+        # collections they trigger). The same helpers, reaching the executor weakly.
+        self.async_helpers = _weak_async_helpers(self)
         operation = self.operation
         self._objects_short_cut = _seen_operations.get(id(operation)) is operation
         if not self._objects_short_cut:
