@@ -11,6 +11,7 @@ path through the same hooks (`run` below); responses are encoded with orjson.
 
 import json
 import logging
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -37,6 +38,9 @@ GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
 
 
+# A function of the header's text alone, and clients send a handful of distinct Accept
+# headers: the answer is cached (bounded; least recently used dropped).
+@lru_cache(maxsize=256)
 def wants_graphql_response(accept: str) -> bool:
     """Whether an Accept header prefers application/graphql-response+json to JSON.
 
@@ -192,7 +196,11 @@ class GraphQLView(GraphQL[Context, None]):
             raise
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:
-        sub_response = await super().get_sub_response(request)
+        # Strawberry's: a Response with no headers and no status. It makes `Response()` and
+        # deletes its content-length header; a 204 gets none to delete (nor a content-type:
+        # no media type), and its status is cleared the same way.
+        sub_response = Response(status_code=204)
+        sub_response.status_code = None  # type: ignore[assignment]
         sub_response.media_type = GRAPHQL_RESPONSE if _wants_graphql_response(request) else JSON
         return sub_response
 

@@ -6,8 +6,12 @@ from typing import Any
 import httpx
 import pytest
 from conftest import TenantFixture
+from starlette.requests import Request
+from strawberry.asgi import GraphQL
 
-from app.edge.graphql_view import wants_graphql_response
+from app.deps import Container
+from app.edge.graphql_view import JSON, GraphQLView, wants_graphql_response
+from app.graphql.schema import schema
 from app.services import limits
 
 GQL_RESPONSE = "application/graphql-response+json"
@@ -151,6 +155,31 @@ async def test_a_batch_over_the_limit_is_refused_and_stores_nothing(
 )
 def test_accept_negotiation(accept: str, expected: bool) -> None:
     assert wants_graphql_response(accept) is expected
+    assert wants_graphql_response(accept) is expected  # cached: the same answer again
+
+
+def test_cached_accept_negotiation_keeps_each_headers_answer() -> None:
+    headers = [f"{GQL_RESPONSE}, application/json", "application/json", f"{GQL_RESPONSE};q=0"]
+    for _ in range(3):
+        for accept in headers:
+            assert wants_graphql_response(accept) is wants_graphql_response.__wrapped__(accept)
+    # More distinct headers than the cache holds: still each one's own answer.
+    for n in range(600):
+        accept = f"{GQL_RESPONSE};q={n % 3 / 2}, application/json;q=0.5"
+        assert wants_graphql_response(accept) is (n % 3 != 0)  # a tie goes to the new type
+    assert wants_graphql_response.cache_info().currsize <= 256
+
+
+async def test_sub_response_is_strawberrys(container: Container) -> None:
+    view = GraphQLView(schema, container)
+    request = Request({"type": "http", "method": "POST", "headers": [], "path": "/graphql"})
+    ours = await view.get_sub_response(request)
+    theirs = await GraphQL.get_sub_response(view, request)
+    assert ours.headers.raw == theirs.headers.raw == []
+    assert ours.status_code is None and theirs.status_code is None
+    assert ours.background is None and theirs.background is None
+    assert ours.body == theirs.body == b""
+    assert ours.media_type == JSON  # set by ours for the negotiated type
 
 
 async def test_graphql_response_json_success_is_200_in_that_media_type(
