@@ -638,6 +638,17 @@ class Bench:
                     print(f"    first bad response: {r['bad_sample'][:300]}", flush=True)
         return out
 
+    def latency_rows(
+        self, workload: str, metric: str, ms: dict[str, list[float]], cmd: str, note: str
+    ) -> None:
+        """The p50 and p95 rows of latencies `ms` per backend; `metric` has a `{p}` for the
+        percentile, and `note` goes on the p95 row."""
+        for p in (50, 95):
+            self.rows.append(
+                Cmp(workload, metric.format(p=p), "ms", pct(ms["sqlite"], p),
+                    pct(ms["postgresql"], p), cmd, "lower", note if p == 95 else "")
+            )  # fmt: skip
+
     def cpu_note(self, out: dict[str, dict[str, Any]]) -> str:
         parts = []
         for b in BACKENDS:
@@ -686,27 +697,16 @@ class Bench:
                 b: statistics.fmean([x[5] for x in out[b]["samples"] if x[0] == tag] or [0])
                 for b in BACKENDS
             }
-            for p in (50, 95):
-                self.rows.append(
-                    Cmp(
-                        "search",
-                        f"{tag} terms p{p} (16 clients)",
-                        "ms",
-                        pct(e2e["sqlite"], p),
-                        pct(e2e["postgresql"], p),
-                        cmd,
-                        "lower",
-                        (
-                            f"the query alone (1 connection, no HTTP): SQLite median "
-                            f"{median(raw['sqlite'][tag]):.2f} ms, PostgreSQL "
-                            f"{median(raw['postgresql'][tag]):.2f} ms; mean hits per page "
-                            f"{hits['sqlite']:.1f} vs {hits['postgresql']:.1f}; "
-                            + self.cpu_note(out)
-                        )
-                        if p == 95
-                        else "",
-                    )
-                )
+            self.latency_rows(
+                "search",
+                f"{tag} terms p{{p}} (16 clients)",
+                e2e,
+                cmd,
+                f"the query alone (1 connection, no HTTP): SQLite median "
+                f"{median(raw['sqlite'][tag]):.2f} ms, PostgreSQL "
+                f"{median(raw['postgresql'][tag]):.2f} ms; mean hits per page "
+                f"{hits['sqlite']:.1f} vs {hits['postgresql']:.1f}; " + self.cpu_note(out),
+            )
         self.details["search"] = {"seed_seconds": seed, "raw": raw}
 
     async def raw_search(
@@ -780,24 +780,14 @@ class Bench:
             out = self.phases("events", requests, 16, srvs)
         cmd = self.command("events") + ("" if a.events == 200_000 else f" --events {a.events}")
         e2e = {b: [x[3] for x in out[b]["samples"]] for b in BACKENDS}
-        for p in (50, 95):
-            self.rows.append(
-                Cmp(
-                    "events",
-                    f"memoryEvents(scope, scopeRef) first 50 p{p} (16 clients)",
-                    "ms",
-                    pct(e2e["sqlite"], p),
-                    pct(e2e["postgresql"], p),
-                    cmd,
-                    "lower",
-                    (
-                        f"the SELECT alone: SQLite median {median(raw['sqlite']):.2f} ms, "
-                        f"PostgreSQL {median(raw['postgresql']):.2f} ms; " + self.cpu_note(out)
-                    )
-                    if p == 95
-                    else "",
-                )
-            )
+        self.latency_rows(
+            "events",
+            "memoryEvents(scope, scopeRef) first 50 p{p} (16 clients)",
+            e2e,
+            cmd,
+            f"the SELECT alone: SQLite median {median(raw['sqlite']):.2f} ms, "
+            f"PostgreSQL {median(raw['postgresql']):.2f} ms; " + self.cpu_note(out),
+        )
         self.details["events"] = {"seed_seconds": seed, "raw": raw}
 
     async def raw_events(self, tenants: dict[str, Tenant], refs: list[str]) -> dict[str, Any]:
@@ -886,25 +876,15 @@ class Bench:
                         flush=True,
                     )
         cmd = self.command("tenants") + ("" if a.tenants == 300 else f" --tenants {a.tenants}")
-        for p in (50, 95):
-            self.rows.append(
-                Cmp(
-                    "tenants",
-                    f"first request to a tenant not yet open p{p} (1 client)",
-                    "ms",
-                    pct(first["sqlite"], p),
-                    pct(first["postgresql"], p),
-                    cmd,
-                    "lower",
-                    (
-                        f"{len(first['sqlite'])} tenants each; the same request to an open tenant: "
-                        f"p50 {pct(warm['sqlite'], 50):.2f} ms (SQLite), "
-                        f"{pct(warm['postgresql'], 50):.2f} ms (PostgreSQL)"
-                    )
-                    if p == 95
-                    else "",
-                )
-            )
+        self.latency_rows(
+            "tenants",
+            "first request to a tenant not yet open p{p} (1 client)",
+            first,
+            cmd,
+            f"{len(first['sqlite'])} tenants each; the same request to an open tenant: "
+            f"p50 {pct(warm['sqlite'], 50):.2f} ms (SQLite), "
+            f"{pct(warm['postgresql'], 50):.2f} ms (PostgreSQL)",
+        )
         self.rows.append(
             Cmp(
                 "tenants",
