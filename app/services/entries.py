@@ -35,7 +35,7 @@ from app.services.records import (
     Scope,
 )
 from app.storage import fulltext
-from app.storage.engine import read_statement, write_transaction
+from app.storage.engine import read_rows, read_statement, write_transaction
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
@@ -157,18 +157,16 @@ async def delete_entry(db: TenantDb, entry_id: str) -> str:
 
 async def get_entry(db: TenantDb, entry_id: str) -> Entry | None:
     """One entry by id, or None."""
-    async with read_statement(db.engine) as conn:
-        row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).first()
-        return None if row is None else to_entry(row)
+    rows = await read_rows(db.engine, select(*COLUMNS).where(en.c.id == entry_id))
+    return to_entry(rows[0]) if rows else None
 
 
 async def get_entries(db: TenantDb, entry_ids: Sequence[str]) -> dict[str, Entry]:
     """Entries by id (for batching lookups such as MemoryEvent.compressedInto)."""
     if not entry_ids:
         return {}
-    async with read_statement(db.engine) as conn:
-        rows = await conn.execute(select(*COLUMNS).where(en.c.id.in_(list(entry_ids))))
-        return {row.id: to_entry(row) for row in rows}
+    rows = await read_rows(db.engine, select(*COLUMNS).where(en.c.id.in_(list(entry_ids))))
+    return {row.id: to_entry(row) for row in rows}
 
 
 async def list_entries(
@@ -325,7 +323,6 @@ async def source_events(
         .order_by(src.c.position)
         .limit(first + 1)
     )
-    async with read_statement(db.engine) as conn:
-        rows = list(await conn.execute(stmt))
+    rows = await read_rows(db.engine, stmt)
     edges = [Edge(cursors.encode("sources", [r.position]), to_event(r)) for r in rows[:first]]
     return Page(edges, has_next_page=len(rows) > first)

@@ -14,7 +14,7 @@ from app.errors import Conflict, JetError, JetErrors
 from app.services import cursors, search, validation
 from app.services.records import Appended, Edge, Event, EventFilter, EventIn, Page, Scope
 from app.storage import fulltext
-from app.storage.engine import read_statement, read_transaction
+from app.storage.engine import read_rows, read_transaction
 from app.storage.group_commit import GroupCommitter
 from app.storage.models import events_table as ev
 from app.storage.postgres import advisory_lock
@@ -168,9 +168,8 @@ def _row(e: Event) -> dict[str, Any]:
 
 async def get_event(db: TenantDb, event_id: str) -> Event | None:
     """One event by id, or None."""
-    async with read_statement(db.engine) as conn:
-        row = (await conn.execute(select(*COLUMNS).where(ev.c.id == event_id))).first()
-        return None if row is None else to_event(row)
+    rows = await read_rows(db.engine, select(*COLUMNS).where(ev.c.id == event_id))
+    return to_event(rows[0]) if rows else None
 
 
 async def list_events(
@@ -252,8 +251,9 @@ async def _list_page(
         params["at"] = cursors.decode_time(at)
         params["eid"] = eid
     stmt = _list_statement(tuple(params), flt.compressed)
-    async with read_statement(db.engine) as conn:
-        events = [to_event(r) for r in await conn.execute(stmt, params)]
+    # An index range, read on the loop (see read_rows); a filter that makes SQLite walk far
+    # for its rows (a rare kind) runs out of the inline budget and moves to the thread.
+    events = [to_event(r) for r in await read_rows(db.engine, stmt, params)]
     if len(events) > first:
         return events[:first], True
     return events, False

@@ -9,14 +9,15 @@ migrations are transactional.
 import asyncio
 import collections
 import sqlite3
+import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
-from sqlalchemy import event
+from sqlalchemy import Executable, Row, event
 from sqlalchemy.connectors.asyncio import AsyncAdapt_dbapi_connection
 from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.aiosqlite import (
@@ -35,6 +36,14 @@ from app.storage.unavailable import TenantUnavailable, classify
 
 _BEGIN_OPTION = "jet_begin"
 _NO_BEGIN = ""  # read_statement: no BEGIN, SQLite runs the one statement in autocommit
+_INLINE_OPTION = "jet_inline"  # read_rows: run on the event loop's thread
+
+# An inline read's budget: SQLite calls the progress handler every _INLINE_STEP
+# virtual-machine instructions, and a statement still running after _INLINE_BUDGET_S
+# seconds is interrupted there (and run again on aiosqlite's thread). An events page of 50
+# (an index range) takes ~900 instructions, so it never even sees the handler.
+_INLINE_STEP = 1_000
+_INLINE_BUDGET_S = 0.002
 
 
 # What `_run_statement` returns: description, rows (None when the statement has no result
@@ -64,6 +73,28 @@ def _run_statement(
         return description, rows, cursor.rowcount, cursor.lastrowid
     finally:
         cursor.close()
+
+
+def _run_inline(conn: sqlite3.Connection, operation: str, parameters: Any) -> _Outcome | None:
+    """`_run_statement` on the calling thread, or None (nothing done) when the statement
+    ran past its time budget and was interrupted by SQLite."""
+    deadline = time.perf_counter() + _INLINE_BUDGET_S
+    over = False
+
+    def tick() -> bool:
+        nonlocal over
+        over = time.perf_counter() > deadline
+        return over  # True: SQLite interrupts the statement
+
+    conn.set_progress_handler(tick, _INLINE_STEP)
+    try:
+        return _run_statement(conn, operation, parameters, False)
+    except sqlite3.OperationalError:
+        if over:
+            return None
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
 
 
 class _OneHopCursor(AsyncAdapt_aiosqlite_cursor):
@@ -147,14 +178,37 @@ class _OneHopCursor(AsyncAdapt_aiosqlite_cursor):
         except Exception as error:
             self._adapt_connection._handle_exception(error)
 
+    def execute_inline(self, operation: Any, parameters: Any = None) -> Any:
+        """execute() on the event loop's thread (see `read_rows`). A statement over its
+        budget goes to the connection's thread, as does one on a connection whose thread
+        is busy (not expected: a connection is checked out by one task at a time, and one
+        left with a statement running after a cancellation is invalidated, never reused)."""
+        driver: aiosqlite.Connection = self._connection  # type: ignore[assignment]
+        if self._adapt_connection._execute_mutex.locked():
+            return self.execute(operation, parameters)
+        try:
+            # `driver._conn` raises ValueError("no active connection") once the connection
+            # is closed; _handle_exception makes it the same error as on the thread.
+            outcome = _run_inline(driver._conn, operation, parameters)
+        except Exception as error:
+            self._adapt_connection._handle_exception(error)
+        if outcome is None:
+            return self.execute(operation, parameters)
+        self._keep(outcome)
+        return None
+
     async def _run(self, operation: Any, parameters: Any, many: bool) -> None:
         driver: aiosqlite.Connection = self._connection  # type: ignore[assignment]
         async with self._adapt_connection._execute_mutex:
             # `driver._conn` raises ValueError("no active connection") once the connection
             # is closed, as aiosqlite's cursor() did when it was evaluated here.
-            description, rows, rowcount, lastrowid = await driver._execute(  # type: ignore[no-untyped-call]  # aiosqlite leaves it unannotated
+            outcome = await driver._execute(  # type: ignore[no-untyped-call]  # aiosqlite leaves it unannotated
                 _run_statement, driver._conn, operation, parameters, many
             )
+        self._keep(outcome)
+
+    def _keep(self, outcome: _Outcome) -> None:
+        description, rows, rowcount, lastrowid = outcome
         self._description = description
         self._rowcount = rowcount
         self._lastrowid = lastrowid
@@ -200,6 +254,18 @@ class JetAiosqliteDialect(SQLiteDialect_aiosqlite):
         # The adapter module with our one-hop cursor (_OneHopCursor); otherwise SQLAlchemy's.
         return _OneHopDBAPI(aiosqlite, sqlite3)
 
+    def do_execute(self, cursor: Any, statement: Any, parameters: Any, context: Any = None) -> None:
+        if context is not None and context.execution_options.get(_INLINE_OPTION):
+            cursor.execute_inline(statement, parameters)
+        else:
+            cursor.execute(statement, parameters)
+
+    def do_execute_no_params(self, cursor: Any, statement: Any, context: Any = None) -> None:
+        if context is not None and context.execution_options.get(_INLINE_OPTION):
+            cursor.execute_inline(statement)
+        else:
+            cursor.execute(statement)
+
     def do_rollback(self, dbapi_connection: Any) -> None:
         driver = dbapi_connection.driver_connection
         try:
@@ -237,8 +303,11 @@ def _async_creator(
         # async_creator (SQLAlchemy's hook for a driver connection made by our code):
         # isolation_level=None at connect, as we emit BEGIN ourselves (see the module
         # docstring), instead of a setter call (another hop) after it. Errors reach the
-        # handle_error hook below like any other DBAPI error.
-        conn = await aiosqlite.connect(path, isolation_level=None)
+        # handle_error hook below like any other DBAPI error. check_same_thread=False:
+        # `read_rows` runs statements on the event loop's thread too, one statement at a
+        # time per connection (SQLAlchemy's checkout, the adapter's mutex), and the sqlite3
+        # module serialises calls on a connection anyway (sqlite3.threadsafety == 3).
+        conn = await aiosqlite.connect(path, isolation_level=None, check_same_thread=False)
         try:
             await conn.executescript(pragmas)
         except BaseException:
@@ -382,28 +451,64 @@ async def read_statement(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     """A connection for a read of ONE statement, without BEGIN/COMMIT: SQLite runs a lone
     statement in a transaction of its own (autocommit), so it already reads one consistent
     snapshot, and the two extra round trips to aiosqlite's thread are saved. Reads of more
-    than one statement that must agree use `read_transaction`.
+    than one statement that must agree use `read_transaction`; reads bounded by an index
+    use `read_rows`.
 
     On PostgreSQL (no BEGIN listener there) this is a plain connection: SQLAlchemy's
     autobegun transaction, rolled back on close, as before."""
-    async with _statement_engine(engine).connect() as conn:
+    async with _statement_engine(engine, False).connect() as conn:
         yield conn
 
 
-# SQLite engine -> the same engine with the no-BEGIN option (SQLAlchemy's OptionEngine: the
-# same pool, events and compiled cache), made once per engine: setting the option on each
-# connection instead costs a greenlet round trip per read.
-_statement_engines: weakref.WeakKeyDictionary[AsyncEngine, AsyncEngine] = (
+async def read_rows(
+    engine: AsyncEngine, statement: Executable, parameters: Mapping[str, Any] | None = None
+) -> Sequence[Row[Any]]:
+    """The rows of ONE statement bounded by an index (a row by key, a page of an index
+    range), read as `read_statement` reads, but on SQLite on the event loop's thread itself
+    rather than on aiosqlite's.
+
+    Such a read costs less than the hand-off (a queue, a thread wake-up, a future resolved
+    through the loop's self-pipe), and the rows are made into Python objects under the GIL
+    either way: with 16 requests in flight, pages read on four connection threads took
+    ~2.3 ms of CPU each over HTTP, against ~1.5 ms inline (bench/http_bench.py --only
+    events, 2026-11-30). The loop is not held long: a statement still running after
+    `_INLINE_BUDGET_S` (2 ms) is interrupted by SQLite's progress handler, which leaves an
+    autocommit read no trace, and is run again on aiosqlite's thread. One wait for the
+    disk (a page not in the OS cache) cannot be interrupted: it holds the loop as long.
+    Full-text searches stay on the thread (`read_statement`): FTS5 does its work inside a
+    few virtual-table instructions, where the progress handler is not called, and on the
+    thread SQLite overlaps the loop's work on the other CPU. A read in WAL mode takes no
+    lock that a writer holds, so it does not wait on busy_timeout.
+
+    `run_sync`, not `execute`: AsyncConnection.execute insists that the statement awaited
+    something (SQLAlchemy's check for a driver that is not async), and an inline read
+    does not. On PostgreSQL this is `read_statement` and `execute`."""
+    async with _statement_engine(engine, True).connect() as conn:
+        return await conn.run_sync(_all_rows, statement, parameters)
+
+
+def _all_rows(
+    conn: Connection, statement: Executable, parameters: Mapping[str, Any] | None
+) -> Sequence[Row[Any]]:
+    return conn.execute(statement, parameters).all()
+
+
+# (SQLite engine, inline) -> the same engine with the no-BEGIN option, and with the inline
+# one (SQLAlchemy's OptionEngine: the same pool, events and compiled cache), made once per
+# engine: setting the options on each connection instead costs a greenlet round trip per
+# read.
+_statement_engines: weakref.WeakKeyDictionary[AsyncEngine, dict[bool, AsyncEngine]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def _statement_engine(engine: AsyncEngine) -> AsyncEngine:
+def _statement_engine(engine: AsyncEngine, inline: bool) -> AsyncEngine:
     if engine.dialect.name != "sqlite":
         return engine
     derived = _statement_engines.get(engine)
     if derived is None:
-        derived = _statement_engines[engine] = engine.execution_options(
-            **{_BEGIN_OPTION: _NO_BEGIN}
-        )
-    return derived
+        derived = _statement_engines[engine] = {
+            False: engine.execution_options(**{_BEGIN_OPTION: _NO_BEGIN}),
+            True: engine.execution_options(**{_BEGIN_OPTION: _NO_BEGIN, _INLINE_OPTION: True}),
+        }
+    return derived[inline]

@@ -17,9 +17,11 @@ from sqlalchemy.engine.interfaces import CacheStats
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.storage import engine as engine_module
 from app.storage.engine import (
     SqliteEngines,
     _OneHopCursor,
+    read_rows,
     read_statement,
     read_transaction,
     sqlite_engine,
@@ -173,6 +175,68 @@ async def test_a_cancelled_statement_invalidates_its_connection(engine: AsyncEng
     assert len(invalidated) == 1
     async with read_statement(engine) as conn:
         assert (await conn.execute(text("SELECT block()"))).scalar() == 1
+
+
+def _record_threads(engine: AsyncEngine) -> list[int]:
+    """SQL function whoami(): appends the thread that runs it to the returned list."""
+    threads: list[int] = []
+
+    def whoami() -> int:
+        threads.append(threading.get_ident())
+        return 1
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _connect(dbapi_connection: Any, _: Any) -> None:
+        dbapi_connection.create_function("whoami", 0, whoami)
+
+    return threads
+
+
+async def test_read_rows_runs_on_the_event_loops_thread(engine: AsyncEngine) -> None:
+    threads = _record_threads(engine)
+    await engine.dispose()  # connections made from now on have whoami()
+    async with write_transaction(engine) as conn:
+        await conn.execute(text("INSERT INTO t (v) VALUES ('a'), ('b')"))
+    rows = await read_rows(engine, text("SELECT whoami(), v FROM t ORDER BY id"))
+    assert [tuple(r) for r in rows] == [(1, "a"), (1, "b")]
+    assert rows[0].v == "a"  # Rows, as conn.execute(...).all() gives
+    assert threads and set(threads) == {threading.get_ident()}
+    by_key = await read_rows(engine, text("SELECT v FROM t WHERE id = :id"), {"id": 2})
+    assert [tuple(r) for r in by_key] == [("b",)]
+    assert await read_rows(engine, text("SELECT v FROM t WHERE id = 99")) == []
+    # Errors are SQLAlchemy's, as on the thread, and the connection keeps working.
+    with pytest.raises(OperationalError) as error:
+        await read_rows(engine, text("SELECT * FROM no_such_table"))
+    assert isinstance(error.value.orig, sqlite3.OperationalError)
+    assert len(await read_rows(engine, text("SELECT v FROM t"))) == 2
+
+
+async def test_read_rows_over_its_budget_moves_to_aiosqlites_thread(
+    engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement still running when the progress handler runs past the budget is
+    interrupted on the loop and run again, whole, on the connection's thread."""
+    threads = _record_threads(engine)
+    await engine.dispose()
+    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 0.0)  # over at the first tick
+    loop_thread = threading.get_ident()
+    # Short enough never to reach the handler (every _INLINE_STEP instructions): inline.
+    assert [tuple(r) for r in await read_rows(engine, text("SELECT whoami()"))] == [(1,)]
+    assert threads == [loop_thread]
+    threads.clear()
+    counted = text(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
+        "SELECT count(*) FROM n WHERE whoami() = 1"
+    )
+    assert [tuple(r) for r in await read_rows(engine, counted)] == [(20000,)]
+    on_loop = threads.count(loop_thread)
+    assert 0 < on_loop < 20000  # begun on the loop, interrupted there
+    assert len(threads) - on_loop == 20000  # then the whole statement on the thread
+    assert threads[-1] != loop_thread
+    # The connection is fine afterwards, and short reads are inline again.
+    threads.clear()
+    assert len(await read_rows(engine, text("SELECT whoami()"))) == 1
+    assert threads == [loop_thread]
 
 
 async def test_tenant_engines_share_one_dialect_and_compiled_cache(tmp_path: Path) -> None:
