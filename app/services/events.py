@@ -251,9 +251,14 @@ async def _list_page(
         params["at"] = cursors.decode_time(at)
         params["eid"] = eid
     stmt = _list_statement(tuple(params), flt.compressed)
-    # An index range, read on the loop (see read_rows); a filter that makes SQLite walk far
-    # for its rows (a rare kind) runs out of the inline budget and moves to the thread.
-    events = [to_event(r) for r in await read_rows(db.engine, stmt, params)]
+    # An index range, read on the loop (InlineReader, else read_rows); a filter that makes
+    # SQLite walk far for its rows (a rare kind) runs out of the inline budget and moves
+    # to aiosqlite's thread.
+    reader = db.inline_reader()
+    rows: Sequence[Any] | None = None if reader is None else reader.rows(stmt, params)
+    if rows is None:
+        rows = await read_rows(db.engine, stmt, params)
+    events = [to_event(r) for r in rows]
     if len(events) > first:
         return events[:first], True
     return events, False

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
 from app.storage import migrate, postgres
-from app.storage.engine import SqliteEngines, read_statement, write_transaction
+from app.storage.engine import InlineReader, SqliteEngines, read_statement, write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,16 @@ class TenantDb:
         # Per-database helpers that live as long as it (e.g. the group committer); any
         # with an `aclose()` is closed before the engine.
         self.extras: dict[str, object] = {}
+
+    def inline_reader(self) -> InlineReader | None:
+        """The database's InlineReader (SQLite; None on PostgreSQL), made at first use and
+        closed with the database."""
+        reader = self.extras.get("reader")
+        if reader is None and self._owns_engine and self.engine.dialect.name == "sqlite":
+            database = self.engine.url.database
+            assert database is not None
+            reader = self.extras["reader"] = InlineReader(Path(database))
+        return reader  # type: ignore[return-value]
 
     async def close(self) -> None:
         for extra in self.extras.values():
