@@ -150,8 +150,30 @@ async def _apply_appends(
         rows_to_insert.extend(_row(a.event) for a in out if not a.replayed)
         results.append(out)
     if rows_to_insert:
-        await conn.execute(insert(ev), rows_to_insert)
+        await _insert(conn, rows_to_insert)
     return results
+
+
+_LAST_EVENT_SEQ = text(fulltext.LAST_EVENT_SEQ_SQL)
+_INDEX_EVENTS = text(fulltext.INDEX_EVENTS_SQL).bindparams(bindparam("after", type_=Integer))
+
+
+async def _insert(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    """Insert the rows and, on SQLite, index them for search in the same transaction:
+    searchable the moment the append is acknowledged, and never indexed without being
+    stored. PostgreSQL's search_vector is a generated column, nothing to do there.
+
+    The rows are exactly those above the highest seq read before the INSERT: the write
+    transaction (BEGIN IMMEDIATE) holds SQLite's write lock, so no other writer adds a row
+    in between, and replayed idempotency keys were never in `rows`. If anything fails the
+    whole transaction rolls back, index rows with it, and the group commit retries each
+    request in a transaction of its own, which reads its own starting point."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(insert(ev), rows)
+        return
+    after = (await conn.execute(_LAST_EVENT_SEQ)).scalar_one()
+    await conn.execute(insert(ev), rows)
+    await conn.execute(_INDEX_EVENTS, {"after": after})
 
 
 def _row(e: Event) -> dict[str, Any]:
