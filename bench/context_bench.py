@@ -171,8 +171,8 @@ def event_rows(n: int, rng: random.Random, summary_of: dict[Any, str]) -> Iterat
 
 def insert_events(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
     """executemany `sql` (an INSERT INTO memory_events) inside the caller's transaction and
-    index the new rows for search, as the server's event writer does (app/services/
-    events.py): the highest seq before, one INSERT ... SELECT into the FTS5 index after."""
+    index the new rows for search, as the server's event writer does (app/storage/
+    event_log.py): the highest seq before, one INSERT ... SELECT into the FTS5 index after."""
     (after,) = conn.execute(fulltext.LAST_EVENT_SEQ_SQL).fetchone()
     conn.executemany(sql, rows)
     conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})

@@ -211,7 +211,7 @@ class Bench:
         """Raw aiosqlite into a migrated tenant database, one commit per `batch` rows, with
         the server's PRAGMAs (WAL, synchronous as configured) and, `index`, the server's
         full-text indexing: the same statements in each transaction as the event writer
-        (app/services/events.py), max(seq) before the INSERT and one INSERT ... SELECT into
+        (app/storage/event_log.py), max(seq) before the INSERT and one INSERT ... SELECT into
         the FTS5 index after it. Without `index`, the events are not searchable (the
         diagnostic of what the index costs)."""
 

@@ -1,7 +1,8 @@
 """Events are searchable the moment their append is acknowledged, through every path.
 
 On SQLite the writer indexes its events with one statement per transaction
-(app.storage.fulltext.INDEX_EVENTS_SQL; tenant migration 0004 dropped the per-row trigger).
+(app/storage/event_log.py with fulltext.INDEX_EVENTS_SQL; tenant migration 0004 dropped
+the per-row trigger).
 `assert_indexed` holds the index to exactly one row per event, with the event's rowid, text
 and filter tokens (computed here by the Python twin, `filter_token`), so an unindexed
 event, a duplicate, a wrong range or a drifted filter expression all fail. On PostgreSQL

@@ -1,6 +1,6 @@
 """index events per transaction: drop the per-row FTS5 trigger of memory_events (SQLite)
 
-The event writer (app/services/events.py) now indexes the events it inserts with one
+The event writer (app/storage/event_log.py) now indexes the events it inserts with one
 INSERT ... SELECT per transaction (app.storage.fulltext.INDEX_EVENTS_SQL), in the same
 transaction; the per-row trigger would index them twice. The index of an existing database
 already holds every event (the trigger put it there), so there is nothing to backfill.
