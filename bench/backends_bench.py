@@ -241,10 +241,12 @@ class Sinks:
 
     async def put(self, table: str, cols: list[str], rows: list[tuple[Any, ...]]) -> None:
         t0 = time.perf_counter()
+        sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
         self.lite.execute("BEGIN")
-        self.lite.executemany(
-            f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", rows
-        )
+        if table == "memory_events":
+            cb.insert_events(self.lite, sql, rows)  # indexed as the server's writer does
+        else:
+            self.lite.executemany(sql, rows)  # entries: the FTS5 triggers index them
         self.lite.execute("COMMIT")
         t1 = time.perf_counter()
         conv = pg_entry if table == "memory_entries" else pg_event

@@ -1,7 +1,8 @@
 """Tenants for the HTTP benchmarks, generated fast and reused between runs.
 
-Databases are created and migrated by the services (so the FTS triggers fill the indexes),
-then filled with raw sqlite3 `executemany`. A marker file in the data dir remembers each
+Databases are created and migrated by the services, then filled with raw sqlite3
+`executemany` (entries indexed by the FTS triggers, events by the event writer's own
+statement, see context_bench.insert_events). A marker file in the data dir remembers each
 generated tenant, so `--data-dir` (default bench/results/data) reuses it next time.
 """
 

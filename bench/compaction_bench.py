@@ -24,6 +24,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import context_bench as cb  # bench/context_bench.py: insert_events, the server's indexing
+
 from app import ids
 from app.config import Settings
 from app.deps import build
@@ -84,7 +86,7 @@ def fill(db_path: Path, *, events: int, buckets: int, seed: int = 7) -> None:
     """`events` old events spread evenly over `buckets` entities, raw executemany batches."""
     rng = random.Random(seed)
     now = datetime.now(UTC)
-    con = sqlite3.connect(db_path)
+    con = sqlite3.connect(db_path, isolation_level=None)
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA synchronous = OFF")  # a bench fixture: no need to survive power loss
     sql = (
@@ -101,13 +103,17 @@ def fill(db_path: Path, *, events: int, buckets: int, seed: int = 7) -> None:
             _sqlite_time(when), _sqlite_time(now),
         ))  # fmt: skip
         if len(rows) == BATCH:
-            with con:
-                con.executemany(sql, rows)
+            _insert(con, sql, rows)
             rows.clear()
     if rows:
-        with con:
-            con.executemany(sql, rows)
+        _insert(con, sql, rows)
     con.close()
+
+
+def _insert(con: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    con.execute("BEGIN")
+    cb.insert_events(con, sql, rows)  # indexed for search, as the server's writer does
+    con.execute("COMMIT")
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from app.config import Settings
 from app.deps import Container, build
 from app.services import context, tenants
 from app.services.records import Scope
+from app.storage import fulltext
 
 NOW = datetime(2026, 6, 1, 9, tzinfo=UTC)
 COMPRESSED_AFTER_DAYS = 30  # the daily compactor folds what is older than this
@@ -168,6 +169,15 @@ def event_rows(n: int, rng: random.Random, summary_of: dict[Any, str]) -> Iterat
                ts(at), ts(at), ts(cutoff) if folded else None, folded)  # fmt: skip
 
 
+def insert_events(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """executemany `sql` (an INSERT INTO memory_events) inside the caller's transaction and
+    index the new rows for search, as the server's event writer does (app/storage/
+    event_log.py): the highest seq before, one INSERT ... SELECT into the FTS5 index after."""
+    (after,) = conn.execute(fulltext.LAST_EVENT_SEQ_SQL).fetchone()
+    conn.executemany(sql, rows)
+    conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
+
+
 def insert_entries(conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]]) -> None:
     """Bulk-insert entry rows (the FTS triggers index them), BATCH rows per transaction."""
     while chunk := [r for _, r in zip(range(BATCH), rows, strict=False)]:
@@ -197,7 +207,8 @@ def generate(path: Path, n_events: int, n_entries: int) -> None:
     done = 0
     while chunk := [r for _, r in zip(range(BATCH), events, strict=False)]:
         conn.execute("BEGIN")
-        conn.executemany(
+        insert_events(
+            conn,
             "INSERT INTO memory_events (id, scope, scope_ref, kind, body, source, source_ref,"
             " occurred_at, recorded_at, compressed_at, compressed_into)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?)",

@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, Select, and_, bindparam, func, insert, or_, select, text
+from sqlalchemy import Integer, Select, and_, bindparam, func, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids, metrics
 from app.errors import Conflict, JetError, JetErrors
 from app.services import cursors, search, validation
 from app.services.records import Appended, Edge, Event, EventFilter, EventIn, Page, Scope
-from app.storage import fulltext
+from app.storage import event_log, fulltext
 from app.storage.engine import read_rows, read_transaction
 from app.storage.group_commit import GroupCommitter
 from app.storage.models import events_table as ev
@@ -112,7 +112,7 @@ async def _apply_appends(
         known = {row.idempotency_key: to_event(row) for row in rows}
 
     now = utcnow()
-    rows_to_insert: list[dict[str, Any]] = []
+    to_insert: list[Event] = []
     results: list[list[Appended] | BaseException] = []
     for request in requests:
         out: list[Appended] = []
@@ -147,20 +147,11 @@ async def _apply_appends(
             results.append(errors[0] if len(errors) == 1 else JetErrors(errors))
             continue
         known.update(pending)
-        rows_to_insert.extend(_row(a.event) for a in out if not a.replayed)
+        to_insert.extend(a.event for a in out if not a.replayed)
         results.append(out)
-    if rows_to_insert:
-        await conn.execute(insert(ev), rows_to_insert)
+    if to_insert:
+        await event_log.insert_events(conn, to_insert)
     return results
-
-
-def _row(e: Event) -> dict[str, Any]:
-    return {
-        "id": e.id, "scope": e.scope.value, "scope_ref": e.scope_ref, "kind": e.kind,
-        "body": e.body, "source": e.source, "source_ref": e.source_ref,
-        "occurred_at": e.occurred_at, "recorded_at": e.recorded_at,
-        "compressed_at": None, "compressed_into": None, "idempotency_key": e.idempotency_key,
-    }  # fmt: skip
 
 
 # ------------------------------------------------------------------------------ reads

@@ -77,5 +77,15 @@ class UTCDateTime(TypeDecorator[datetime]):
         return from_aware
 
 
+def sqlite_text(value: datetime) -> str:
+    """The text UTCDateTime binds for `value` on SQLite ("YYYY-MM-DD HH:MM:SS.ffffff", naive
+    UTC: SQLAlchemy's DATETIME storage format), for writers that hand rows to the driver
+    themselves (app/storage/event_log.py). One C call instead of TypeDecorator's two
+    processors per value; tests/storage/test_types.py holds the two equal."""
+    if value.tzinfo is None:
+        raise ValueError("naive datetime: every timestamp must carry a time zone")
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)

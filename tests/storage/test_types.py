@@ -15,7 +15,7 @@ from app.services.records import EntryIn, EventFilter, EventIn, Scope
 from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import events_table as ev_t
 from app.storage.tenants import TenantDb
-from app.storage.types import UTCDateTime
+from app.storage.types import UTCDateTime, sqlite_text
 
 INSTANTS = [
     datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
@@ -118,3 +118,16 @@ def test_postgresql_processor_matches_the_general_path() -> None:
                   at.replace(tzinfo=timezone(timedelta(0)))]:  # fmt: skip
         got = fast(value)
         assert got == slow(value) and got is not None and got.tzinfo is UTC
+
+
+@pytest.mark.parametrize("at", [*INSTANTS, datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)])
+def test_sqlite_text_is_the_text_utcdatetime_binds(at: datetime) -> None:
+    # The event writer hands rows to the driver with sqlite_text: the stored text must be
+    # byte for byte what SQLAlchemy binds, or comparisons and keyset cursors on these
+    # columns (text in SQLite) would order wrongly.
+    dialect = sqlite.dialect()
+    bind = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    assert bind is not None
+    assert sqlite_text(at) == bind(at)
+    with pytest.raises(ValueError, match="naive"):
+        sqlite_text(at.replace(tzinfo=None))

@@ -1,0 +1,100 @@
+"""Writing events into the log, per backend: the rows, and (SQLite) their search index.
+
+One call per write transaction (the group commit's): on SQLite the events are inserted and
+indexed for search in that transaction, so they are searchable the moment the append is
+acknowledged and never indexed without being stored.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+from enum import Enum
+from typing import Protocol
+
+from sqlalchemy import Integer, bindparam, insert, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.storage import fulltext
+from app.storage.models import events_table as ev
+from app.storage.types import sqlite_text
+
+
+class Event(Protocol):
+    """What is written of an event (app.services.records.Event has it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def scope(self) -> Enum: ...
+    @property
+    def scope_ref(self) -> str | None: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def source(self) -> str | None: ...
+    @property
+    def source_ref(self) -> str | None: ...
+    @property
+    def occurred_at(self) -> datetime: ...
+    @property
+    def recorded_at(self) -> datetime: ...
+    @property
+    def idempotency_key(self) -> str | None: ...
+
+
+_LAST_SEQ = text(fulltext.LAST_EVENT_SEQ_SQL)
+_INDEX = text(fulltext.INDEX_EVENTS_SQL).bindparams(bindparam("after", type_=Integer))
+_COLUMNS = (
+    "id", "scope", "scope_ref", "kind", "body", "source", "source_ref", "occurred_at",
+    "recorded_at", "idempotency_key",
+)  # fmt: skip
+_INSERT_SQLITE = (
+    f"INSERT INTO memory_events ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+)
+
+
+async def insert_events(conn: AsyncConnection, events: Sequence[Event]) -> None:
+    """Insert new events (compressed_at and compressed_into empty) inside the caller's
+    write transaction."""
+    if conn.dialect.name == "postgresql":
+        # search_vector is a generated column: nothing else to write.
+        await conn.execute(insert(ev), [_row(e) for e in events])
+        return
+    # The rows to index are exactly those above the highest seq read before the INSERT:
+    # the write transaction (BEGIN IMMEDIATE) holds SQLite's write lock, so no other writer
+    # adds a row in between. If anything fails the whole transaction rolls back, index rows
+    # with it (the group commit then retries each request in a transaction of its own,
+    # which reads its own starting point).
+    after = (await conn.execute(_LAST_SEQ)).scalar_one()
+    # Positional tuples straight to the driver: SQLAlchemy's per-row parameter processing
+    # (construct_params, then two processors per timestamp) was about a third of the event
+    # loop's time in a 500-event batch (py-spy of `http_bench --only batch`). The values
+    # are the ones SQLAlchemy would bind: text columns as they are, timestamps as
+    # UTCDateTime binds them on SQLite (`sqlite_text`, held equal by tests/storage/
+    # test_types.py). A group shares its `recorded_at`, and most events their
+    # `occurred_at` with it, so each distinct timestamp is formatted once.
+    texts: dict[object, str] = {}
+    rows = []
+    for e in events:
+        occurred = texts.get(e.occurred_at)
+        if occurred is None:
+            occurred = texts[e.occurred_at] = sqlite_text(e.occurred_at)
+        recorded = texts.get(e.recorded_at)
+        if recorded is None:
+            recorded = texts[e.recorded_at] = sqlite_text(e.recorded_at)
+        rows.append((
+            e.id, e.scope.value, e.scope_ref, e.kind, e.body, e.source, e.source_ref,
+            occurred, recorded, e.idempotency_key,
+        ))  # fmt: skip
+    await conn.exec_driver_sql(_INSERT_SQLITE, rows)
+    await conn.execute(_INDEX, {"after": after})
+
+
+def _row(e: Event) -> dict[str, object]:
+    return {
+        "id": e.id, "scope": e.scope.value, "scope_ref": e.scope_ref, "kind": e.kind,
+        "body": e.body, "source": e.source, "source_ref": e.source_ref,
+        "occurred_at": e.occurred_at, "recorded_at": e.recorded_at,
+        "compressed_at": None, "compressed_into": None, "idempotency_key": e.idempotency_key,
+    }  # fmt: skip
