@@ -368,6 +368,8 @@ async def source_events(
     conds: list[Any] = [src.c.entry_id == entry_id]
     if after is not None:
         (position,) = cursors.decode("sources", after, types=(int,))
+        if not 0 <= position < 2**31:  # positions are 32-bit (INTEGER on PostgreSQL)
+            raise InvalidInput(["after"], "after is not a valid cursor")
         conds.append(src.c.position > position)
     stmt = (
         select(*EVENT_COLUMNS, src.c.position)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sqlalchemy import insert, update
 
 from app.errors import Conflict, Forbidden, InvalidInput, JetError, NotFound, TooLarge
-from app.services import entries, events, limits
+from app.services import cursors, entries, events, limits
 from app.services.records import (
     EntryFilter,
     EntryIn,
@@ -315,3 +315,12 @@ async def test_search_finds_words_inside_numbers_addresses_and_links(db: TenantD
     for question in ("4.0", "31.40", "whitfield", "outdoor", "pricing", "plan"):
         page = await entries.list_entries(db, EntryFilter(search=question), first=5, after=None)
         assert [x.node.id for x in page.edges] == [found.id], question
+
+
+@pytest.mark.parametrize("position", [2**31, -1])
+async def test_a_sources_cursor_past_32_bits_is_invalid_input(db: TenantDb, position: int) -> None:
+    """Source positions are 32-bit: a forged cursor beyond them is the client's error on
+    both backends (PostgreSQL would refuse the value as an INTEGER)."""
+    after = cursors.encode("sources", [position])
+    with pytest.raises(InvalidInput, match="after is not a valid cursor"):
+        await entries.source_events(db, "mem_x", first=2, after=after)
