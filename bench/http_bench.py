@@ -801,8 +801,11 @@ class Bench:
         half = [s[2] for s in series if s[1] >= len(f16) / 2]
         first_half = [s[2] for s in series if s[1] < len(f16) / 2] or [fd_after_seq]
         pool = self.settings.tenant_pool_size
-        bound = fd_start + cache * (2 * pool + 1)
-        flat = max(half or [0]) <= max(first_half) + 2 * (2 * pool + 1)
+        # Per cached tenant: the pool's connections and the InlineReader's, each the file
+        # and its -wal, and the -shm once.
+        per_tenant = 2 * (pool + 1) + 1
+        bound = fd_start + cache * per_tenant
+        flat = max(half or [0]) <= max(first_half) + 2 * per_tenant
         self.rows.append(
             Row(
                 "6 tenants",
@@ -830,7 +833,7 @@ class Bench:
                 fd_start,
                 "fds at start",
                 fd_max / fd_start,
-                f"bounded (<= {bound} = start + {cache} cached x {2 * pool + 1})",
+                f"bounded (<= {bound} = start + {cache} cached x {per_tenant})",
                 fd_max <= bound and flat,
                 self.command("tenants", f"--tenants {a.tenants}"),
                 f"after {n_seq + 1:,} tenants {fd_after_seq}, at the end {fd_end}; second half max "
