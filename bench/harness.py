@@ -157,6 +157,15 @@ def proc_rss_mib(pid: int) -> float:
     return float("nan")
 
 
+def _http_protocol() -> str:
+    """The HTTP protocol `jet-memory serve` gives uvicorn (older code: uvicorn's auto)."""
+    try:
+        from app.edge.server import HTTP_PROTOCOL
+    except ImportError:
+        return "auto"
+    return HTTP_PROTOCOL
+
+
 def _dotted(obj: Any) -> str:
     """A class in a logging config, by its dotted name (older app/logs.py gave classes)."""
     return f"{obj.__module__}.{obj.__qualname__}"
@@ -211,6 +220,8 @@ class Server:
             "--no-proxy-headers",
             "--log-config",
             str(log_config),
+            "--http",
+            _http_protocol(),
         ]
         if not self.access_log:
             cmd.append("--no-access-log")
