@@ -52,6 +52,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     port = args.port or settings.port
     # Children (uvicorn) read settings from the environment: pass the CLI's choices on.
     os.environ["JET_HOST"], os.environ["JET_PORT"] = host, str(port)
+    logs.lean_records()
     uvicorn.run(
         "app.main:create_app",
         factory=True,

@@ -125,8 +125,20 @@ def config(level: str, fmt: str) -> dict[str, Any]:
     }
 
 
+def lean_records() -> None:
+    """Records without what no format of ours writes: the caller's file, line and function
+    (a walk up the stack per record), the thread and the process. The logging HOWTO's
+    "Optimization" section names these switches; ~2 us per record, and the API writes an
+    access line per request. The lines are unchanged."""
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
+
+
 def configure(level: str, fmt: str) -> dict[str, Any]:
     """Apply config(level, fmt) to this process and return it (uvicorn takes it too)."""
+    lean_records()
     cfg = config(level, fmt)
     logging.config.dictConfig(cfg)
     return cfg

@@ -61,3 +61,28 @@ def test_the_config_is_json_and_applies(fmt: str) -> None:
     (handler,) = logging.getLogger("test-logs-config").handlers
     assert isinstance(handler.formatter, logs.TextFormatter | logs.JsonFormatter)
     assert {type(f) for f in handler.filters} == {logs.ContextFilter, logs.AccessLogFilter}
+
+
+def test_lean_records_leave_the_lines_as_they_were(caplog: pytest.LogCaptureFixture) -> None:
+    saved = (logging._srcfile, logging.logThreads, logging.logProcesses,
+             logging.logMultiprocessing)  # fmt: skip
+    formatters = [logs.TextFormatter(fmt=logs.TEXT_FORMAT),
+                  logs.JsonFormatter(fmt=logs.JSON_FIELDS)]  # fmt: skip
+    log = logging.getLogger("test-lean-records")
+
+    def lines() -> list[str]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger=log.name):
+            log.info(ACCESS, "127.0.0.1:5555", "POST", "/memory/events", "1.1", 201)
+        [record] = caplog.records
+        record.created, record.msecs = TIMES[1], 250.0
+        return [f.format(record) for f in formatters]
+
+    try:
+        before = lines()
+        logs.lean_records()
+        assert lines() == before
+        assert caplog.records[0].funcName != "lines"  # no caller lookup any more
+    finally:
+        (logging._srcfile, logging.logThreads, logging.logProcesses,
+         logging.logMultiprocessing) = saved  # fmt: skip
