@@ -25,7 +25,9 @@ class WritesPerLoopTurn:
 
     Everything but writing and closing is the wrapped transport's (flow control, extra
     info, pausing reads). Closing sends what is held first, as a transport's own close
-    sends its buffer before it closes; abort drops it, as abort does.
+    sends its buffer before it closes; abort drops it, as abort does. Backpressure
+    (pause_writing) starts at the end of the turn that wrote past the high-water mark
+    rather than within it: uvicorn's send only checks it between messages anyway.
     """
 
     __slots__ = ("_held", "_loop", "_transport")
@@ -48,7 +50,10 @@ class WritesPerLoopTurn:
 
     def flush(self) -> None:
         held, self._held = self._held, None
-        if held:
+        # A transport already closing (the peer left, or close() ran) takes no more bytes;
+        # uvloop's raises once it is closed, which would surface in a loop callback (or in
+        # uvicorn's connection_lost, which closes the transport again).
+        if held and not self._transport.is_closing():
             self._transport.write(held[0] if len(held) == 1 else b"".join(held))
 
     def get_write_buffer_size(self) -> int:

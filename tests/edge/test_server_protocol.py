@@ -30,6 +30,9 @@ class FakeTransport:
     def close(self) -> None:
         self.closed = True
 
+    def is_closing(self) -> bool:
+        return self.closed
+
     def abort(self) -> None:
         self.aborted = True
 
@@ -75,6 +78,16 @@ async def test_close_sends_what_is_held_first_and_abort_drops_it() -> None:
     t.abort()
     await turn()
     assert real.writes == [] and real.aborted
+
+
+async def test_nothing_is_written_to_a_transport_that_closed_meanwhile() -> None:
+    real = FakeTransport()
+    t = WritesPerLoopTurn(real, asyncio.get_running_loop())  # type: ignore[arg-type]
+    t.write(b"too late")
+    real.close()  # the peer went away in this same turn
+    await turn()  # FakeTransport.write would fail the test
+    t.close()
+    assert real.writes == []
 
 
 # ---------------------------------------------------------------------- a real server
