@@ -46,10 +46,13 @@ def _run(settings: Settings, fn: Callable[[Container], Awaitable[int]]) -> int:
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.edge.server import HTTP_PROTOCOL
+
     host = args.host or settings.host
     port = args.port or settings.port
     # Children (uvicorn) read settings from the environment: pass the CLI's choices on.
     os.environ["JET_HOST"], os.environ["JET_PORT"] = host, str(port)
+    logs.lean_records()
     uvicorn.run(
         "app.main:create_app",
         factory=True,
@@ -59,6 +62,8 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         # The same handlers and format (text or JSON) as the rest of the process.
         log_config=logs.config(settings.log_level, settings.log_format),
         proxy_headers=False,
+        # uvicorn's protocol (httptools), one socket write per response (app/edge/server.py).
+        http=HTTP_PROTOCOL,
     )
     return 0
 

@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app import logs
 from app.edge.app import create_app
 
 
@@ -104,6 +105,9 @@ def log_slow_gcs(threshold_ms: float) -> None:
 
 
 def factory() -> ASGIApp:
+    lean = getattr(logs, "lean_records", None)  # as jet-memory serve does (older code: none)
+    if lean is not None:
+        lean()
     if os.environ.get("JET_BENCH_GC_LOG"):
         log_slow_gcs(float(os.environ["JET_BENCH_GC_LOG"]))
     app: Starlette = create_app()

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app import logs
 from app.config import Settings
 from app.deps import Container, build
 from app.services import tenants as tenant_service
@@ -156,6 +157,20 @@ def proc_rss_mib(pid: int) -> float:
     return float("nan")
 
 
+def _http_protocol() -> str:
+    """The HTTP protocol `jet-memory serve` gives uvicorn (older code: uvicorn's auto)."""
+    try:
+        from app.edge.server import HTTP_PROTOCOL
+    except ImportError:
+        return "auto"
+    return HTTP_PROTOCOL
+
+
+def _dotted(obj: Any) -> str:
+    """A class in a logging config, by its dotted name (older app/logs.py gave classes)."""
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
 @dataclass
 class Server:
     """uvicorn serving bench/benchapp.py: one process on 127.0.0.1, stopped by its PID."""
@@ -180,7 +195,12 @@ class Server:
         self.port = free_port()
         env = {**os.environ, "JET_DATA_DIR": str(self.data_dir), **self.env}
         # The same uvicorn settings as `jet-memory serve` (app/cli.py): uvicorn's default
-        # loop (uvloop when installed) and HTTP parser, log level info, no proxy headers.
+        # loop (uvloop when installed) and HTTP parser, log level info, no proxy headers,
+        # and the same logging (app/logs.py's text format, whose access lines cost
+        # differently from uvicorn's own default formatter).
+        log_config = self.log_path.parent / "log-config.json"
+        log_config.parent.mkdir(parents=True, exist_ok=True)
+        log_config.write_text(json.dumps(logs.config("info", "text"), default=_dotted))
         cmd = [
             PYTHON,
             "-m",
@@ -198,6 +218,10 @@ class Server:
             "--log-level",
             "info",
             "--no-proxy-headers",
+            "--log-config",
+            str(log_config),
+            "--http",
+            _http_protocol(),
         ]
         if not self.access_log:
             cmd.append("--no-access-log")

@@ -184,24 +184,27 @@ class HttpMetrics:
         try:
             await self.app(scope, receive, send_and_note)
         finally:
-            elapsed = time.perf_counter() - started
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
-            method = scope["method"] if scope["method"] in _METHODS else "other"
+            self.record(scope, status, time.perf_counter() - started)
+
+    def record(self, scope: Scope, status: int, elapsed: float) -> None:
+        """Count and time one answered HTTP request (`scope` after routing)."""
+        route = getattr(scope.get("route"), "path", None) or "unmatched"
+        method = scope["method"] if scope["method"] in _METHODS else "other"
+        count, latency = self._children(
+            self._http, metrics.HTTP_REQUESTS, metrics.HTTP_LATENCY, route, method, status
+        )
+        count.inc()
+        latency.observe(elapsed)
+        if (
+            scope["path"] == "/graphql"
+            and status not in (401, 429)
+            and (scope["method"] == "POST" or b"query=" in scope.get("query_string", b""))
+        ):
+            # Not recorded: refused before any operation ran (no JSON, no query).
+            name, kind = scope.get("state", {}).get(OPERATION_STATE_KEY, (None, "unknown"))
             count, latency = self._children(
-                self._http, metrics.HTTP_REQUESTS, metrics.HTTP_LATENCY, route, method, status
-            )
+                self._graphql, metrics.GRAPHQL_OPERATIONS, metrics.GRAPHQL_LATENCY,
+                metrics.operation_label(name), kind, status,
+            )  # fmt: skip
             count.inc()
             latency.observe(elapsed)
-            if (
-                scope["path"] == "/graphql"
-                and status not in (401, 429)
-                and (scope["method"] == "POST" or b"query=" in scope.get("query_string", b""))
-            ):
-                # Not recorded: refused before any operation ran (no JSON, no query).
-                name, kind = scope.get("state", {}).get(OPERATION_STATE_KEY, (None, "unknown"))
-                count, latency = self._children(
-                    self._graphql, metrics.GRAPHQL_OPERATIONS, metrics.GRAPHQL_LATENCY,
-                    metrics.operation_label(name), kind, status,
-                )  # fmt: skip
-                count.inc()
-                latency.observe(elapsed)

@@ -6,8 +6,7 @@ problem+json errors. Every domain rule stays in the services, which GraphQL call
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
@@ -524,15 +523,25 @@ def _service_problem(
     return HttpProblem(status, errors)
 
 
-@contextmanager
-def _service_errors(
-    where: Where, names: Mapping[str, tuple[str, Where]] | None = None
-) -> Iterator[None]:
-    """Answer a service's expected failure as problem+json naming the REST field."""
-    try:
-        yield
-    except (JetError, JetErrors) as exc:
-        raise _service_problem(exc, where, names or {}) from None
+class _service_errors:  # noqa: N801 (used as `with _service_errors(...)`, like a function)
+    """Answer a service's expected failure as problem+json naming the REST field.
+
+    A class rather than a @contextmanager: entered on every write, and a generator-based
+    context manager costs a generator and several calls more per request.
+    """
+
+    __slots__ = ("names", "where")
+
+    def __init__(self, where: Where, names: Mapping[str, tuple[str, Where]] | None = None) -> None:
+        self.where = where
+        self.names = names
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
+        if isinstance(exc, (JetError, JetErrors)):
+            raise _service_problem(exc, self.where, self.names or {}) from None
 
 
 def _validation_problem(exc: ValidationError, where: Where) -> HttpProblem:
@@ -577,6 +586,26 @@ def _require_json(request: Request) -> None:
             [_error("Content-Type", "header", "UNSUPPORTED_MEDIA_TYPE",
                     "send the body as JSON: Content-Type: application/json (UTF-8)")],
         )  # fmt: skip
+
+
+async def _body(request: Request) -> bytes:
+    """`await _body(request)` as Starlette reads it (ClientDisconnect if the client left
+    first), without its async generator and `aclosing` per request: this is every write's
+    path. Kept on the request, so a later `request.body()` answers the same bytes."""
+    chunks: list[bytes] = []
+    receive = request.receive
+    while True:
+        message = await receive()
+        if message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        elif message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+    body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    request._body = body
+    request._stream_consumed = True
+    return body
 
 
 def _parse(raw: bytes, adapter: TypeAdapter[T]) -> T:
@@ -696,7 +725,7 @@ async def list_entries(request: Request, db: TenantDb, _: Container) -> Response
 
 async def create_entry(request: Request, db: TenantDb, _: Container) -> Response:
     _require_json(request)
-    i = _parse(await request.body(), _ENTRY_IN)
+    i = _parse(await _body(request), _ENTRY_IN)
     entry_in = EntryIn(
         scope=i.scope, scope_ref=i.scope_ref, title=i.title, summary=i.summary,
         tags=list(i.tags or []), importance=3 if i.importance is None else i.importance,
@@ -720,7 +749,7 @@ async def update_entry(request: Request, db: TenantDb, _: Container) -> Response
     entry_id = request.path_params["id"]
     allowed = _if_match(request)
     _require_json(request)
-    i = _parse(await request.body(), _ENTRY_PATCH_IN)
+    i = _parse(await _body(request), _ENTRY_PATCH_IN)
     expected = i.expected_version
     if allowed is not None:
         if expected is not None and expected not in allowed:
@@ -774,7 +803,7 @@ async def delete_entry(request: Request, db: TenantDb, _: Container) -> Response
 
 async def append_events(request: Request, db: TenantDb, container: Container) -> Response:
     _require_json(request)
-    raw = await request.body()
+    raw = await _body(request)
     header_key = request.headers.get("idempotency-key")
     max_rows = container.settings.group_commit_max_rows
     if _is_json_array(raw):
@@ -911,7 +940,9 @@ class Resource:
             response = problem(
                 500, None, "body", "INTERNAL", "internal server error; quote the requestId"
             ).response(request_id)
-        response.headers["X-Request-Id"] = request_id
+        # As response.headers["X-Request-Id"] = request_id, without MutableHeaders' scan
+        # and copy: no handler sets that header.
+        response.raw_headers.append((b"x-request-id", request_id.encode("latin-1")))
         await response(scope, receive, send)
 
 
