@@ -23,7 +23,9 @@ Two short cuts, both taken only while nothing is unusual:
   Strawberry's resolver reads it and coerced with the same `coerce_output_value`, each
   object's `is_type_of` checked. A str for a String or ID, a bool for a Boolean, a 32-bit
   int for an Int are their own response value (what those coercers return for them); a
-  member of a Strawberry enum is looked up in the names its coercer would find.
+  member of a Strawberry enum is looked up in the names its coercer would find. An
+  object or a leaf value of a class whose instances are never exceptions nor awaitables
+  (`_is_plain_class`: the records, datetimes...) skips those two checks.
 
 Also (at the end of this module) input objects are converted with their field names and
 converters worked out once, instead of Strawberry's generic `convert_argument`.
@@ -40,11 +42,14 @@ from asyncio import gather as asyncio_gather
 from asyncio import get_running_loop, iscoroutine
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from enum import Enum
 from functools import partial
 from operator import attrgetter
 from types import CoroutineType, GeneratorType
 from typing import Any
+from uuid import UUID
 from weakref import WeakValueDictionary
 
 from graphql import (
@@ -66,6 +71,7 @@ from graphql.execution.collect_fields import FieldDetails, collect_subfields
 from graphql.pyutils import is_awaitable as default_is_awaitable
 from graphql.pyutils.gather_with_cancel import gather_with_cancel
 from graphql.type.scalars import serialize_boolean, serialize_id, serialize_int, serialize_string
+from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import CustomGraphQLEnumType
@@ -146,6 +152,53 @@ def _maybe_awaitable_class(cls: type) -> bool:
     return issubclass(cls, Exception | CoroutineType | GeneratorType) or hasattr(cls, "__await__")
 
 
+def _ignore_class(cls: type) -> None:
+    pass
+
+
+# Classes whose instances are never an exception nor awaitable, whatever their value, for
+# graphql-core's `is_awaitable` and Strawberry's `optimized_is_awaitable` (both: a
+# coroutine, a generator-based coroutine, or anything `hasattr(value, "__await__")`):
+# class → True, or False for a class that does not qualify. Learnt as values are seen
+# (`_note_class`, after the full check passed once), bounded; the compiled functions test
+# `plain.get(type(value)) is True` instead of `isinstance(value, Exception) or
+# is_awaitable(value)` (two calls) for each object and each leaf that is not its own
+# response value (a datetime...).
+_plain_classes: dict[type, bool] = {}
+_PLAIN_CLASSES_SIZE = 4096
+# Built-in classes that qualify although their `__getattribute__` is their own slot.
+_PLAIN_BUILTINS = frozenset({datetime, date, time, timedelta, Decimal, UUID, bool, float, int, str})
+
+
+def _is_plain_class(cls: type) -> bool:
+    """Whether every instance of exactly `cls` is neither an exception nor awaitable.
+
+    The instances have no `__dict__` (no instance attribute `__await__`), the class reads
+    attributes the default way (no `__getattr__`, no own `__getattribute__`, no
+    `__class__` of its own), has no `__await__`, and is not an exception, coroutine or
+    generator class.
+    """
+    if cls in _PLAIN_BUILTINS:
+        return True
+    if cls is type(None) or _maybe_awaitable_class(cls):
+        return False
+    return (
+        cls.__dictoffset__ == 0
+        and cls.__getattribute__ is object.__getattribute__  # type: ignore[comparison-overlap]
+        and not hasattr(cls, "__getattr__")
+        and all("__class__" not in vars(k) for k in cls.__mro__[:-1])
+    )
+
+
+def _note_class(cls: type) -> None:
+    if len(_plain_classes) < _PLAIN_CLASSES_SIZE:
+        _plain_classes[cls] = _is_plain_class(cls)
+
+
+# The is_awaitable predicates `_is_plain_class` is right for.
+_KNOWN_IS_AWAITABLE = (default_is_awaitable, optimized_is_awaitable)
+
+
 # The test under which a leaf's value is its own response value (what the built-in
 # scalars' coerce_output_value return for exactly these values).
 _AS_IS = {
@@ -164,10 +217,14 @@ class _Compiler:
     """
 
     def __init__(self, is_awaitable: Callable[[Any], bool]) -> None:
+        known = is_awaitable in _KNOWN_IS_AWAITABLE
         self.namespace: dict[str, Any] = {
             "_Fallback": _Fallback,
             "Undefined": Undefined,
             "is_awaitable": is_awaitable,
+            # With another predicate nothing is learnt: every value takes the full check.
+            "plain": _plain_classes if known else {},
+            "note_class": _note_class if known else _ignore_class,
             "Exception": Exception,
             "isinstance": isinstance,
             "list": list,
@@ -201,12 +258,21 @@ class _Compiler:
             lines.append(f"{indent}if {v}.__class__ is {self.bind(enum[0], 'e')}:")
             lines.append(f"{indent}    {v} = {self.bind(enum[1], 'n')}[{v}]")
             first = "elif"
+        c = self.bind(coerce, "c")
+        if as_is is None and enum is None:  # a datetime...: known not to be awaitable
+            lines.append(f"{indent}if plain.get(type({v})) is True:")
+            lines.append(f"{indent}    {v} = {c}({v})")
+            lines.append(f"{indent}    if {v} is None or {v} is Undefined:")
+            lines.append(f"{indent}        raise _Fallback")
+            first = "elif"
         lines.append(f"{indent}{first} {v} is None:")
         lines.append(f"{indent}    {'raise _Fallback' if non_null else 'pass'}")
         lines.append(f"{indent}else:")
         lines.append(f"{indent}    if isinstance({v}, Exception) or is_awaitable({v}):")
         lines.append(f"{indent}        raise _Fallback")
-        lines.append(f"{indent}    {v} = {self.bind(coerce, 'c')}({v})")
+        lines.append(f"{indent}    if type({v}) not in plain:")
+        lines.append(f"{indent}        note_class(type({v}))")
+        lines.append(f"{indent}    {v} = {c}({v})")
         lines.append(f"{indent}    if {v} is None or {v} is Undefined:")
         lines.append(f"{indent}        raise _Fallback")
 
@@ -233,9 +299,12 @@ class _Compiler:
         name = self.bind(None, "complete_object")
         lines = self.lines
         lines.append(f"def {name}(source, info):")
-        lines.append("    if (source is None or isinstance(source, Exception)")
-        lines.append("            or is_awaitable(source)):")
-        lines.append("        raise _Fallback")
+        lines.append("    if plain.get(type(source)) is not True:")
+        lines.append("        if (source is None or isinstance(source, Exception)")
+        lines.append("                or is_awaitable(source)):")
+        lines.append("            raise _Fallback")
+        lines.append("        if type(source) not in plain:")
+        lines.append("            note_class(type(source))")
         if is_type_of is not None:
             lines.append(f"    if {self.bind(is_type_of, 't')}(source, info) is not True:")
             lines.append("        raise _Fallback")
