@@ -28,7 +28,9 @@ Two short cuts, both taken only while nothing is unusual:
   (`_is_plain_class`: the records, datetimes...) skips those two checks.
 
 Also (at the end of this module) input objects are converted with their field names and
-converters worked out once, instead of Strawberry's generic `convert_argument`.
+converters worked out once, instead of Strawberry's generic `convert_argument`, and fields
+with a resolver function get a resolver converting their arguments the same way, instead
+of Strawberry's wrapper (`install_fast_resolvers`).
 
 Anything else (an exception, null for a non-null field, an awaitable, a value the type
 refuses, a list that is not a plain list or tuple) is handed to graphql-core's own path for
@@ -46,6 +48,7 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from enum import Enum
 from functools import partial
+from inspect import isawaitable
 from operator import attrgetter
 from types import CoroutineType, GeneratorType
 from typing import Any
@@ -74,8 +77,13 @@ from graphql.type.scalars import serialize_boolean, serialize_id, serialize_int,
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
-from strawberry.schema.schema_converter import CustomGraphQLEnumType
-from strawberry.types.arguments import _is_leaf_type, _is_optional_leaf_type, convert_argument
+from strawberry.schema.schema_converter import CustomGraphQLEnumType, GraphQLCoreConverter
+from strawberry.types.arguments import (
+    InputContext,
+    _is_leaf_type,
+    _is_optional_leaf_type,
+    convert_argument,
+)
 from strawberry.types.base import (
     StrawberryList,
     StrawberryMaybe,
@@ -808,3 +816,101 @@ def install_input_builders(schema: Any) -> None:
             and not _has_maybe(definition)
         ):
             definition.from_input = _InputBuilder(definition)
+
+
+# -- resolvers of fields with a resolver function ---------------------------------------------
+#
+# Strawberry's resolver of a field with a resolver function (`from_resolver`: an Info, then
+# `get_arguments` → `convert_arguments`, the field extensions' chain (a functools.reduce of
+# partials, even without extensions), `field.get_result`, `await_maybe`) costs ~30 µs for
+# `memoryEvents(filter:, first:)`, most of it `convert_argument`'s generic walk of each
+# argument's type. `install_fast_resolvers` gives the GraphQL field of each such Strawberry
+# field that has nothing unusual (no field extensions, so no permission classes; no
+# exception handler for it; no `self` parameter; arguments `_converter` knows) a resolver
+# doing the same: the same Info, each argument converted by its converter worked out once
+# (as `_InputBuilder` does for input fields), the root/parent and info parameters, then
+# the resolver function, awaited in a coroutine when it is async (as Strawberry's is).
+
+
+def _fast_resolver(field: StrawberryField, resolve: Any, schema: Any) -> Any:
+    """A resolver doing what Strawberry's `resolve` does for `field`, or None."""
+    converter = schema.schema_converter
+    resolver = field.base_resolver
+    if (
+        resolver is None
+        or field.extensions
+        or field.is_subscription
+        or getattr(resolve, "__name__", None) not in ("_resolver", "_async_resolver")
+        or getattr(resolve, "_is_default", True) is not False
+        or resolver.self_parameter is not None
+        or not callable(resolver.wrapped_func)
+    ):
+        return None
+    # Strawberry's own check, at build time (a private method: pinned by a test).
+    if converter._get_field_exception_handlers(field):
+        return None
+    config, registry = schema.config, converter.scalar_registry
+    try:
+        arguments = tuple(
+            (
+                config.name_converter.from_argument(argument),
+                argument.python_name,
+                _converter(argument.type, registry),
+            )
+            for argument in field.arguments
+        )
+    except _Unsupported:
+        return None
+    passed = tuple(
+        parameter.name
+        for parameter in (resolver.root_parameter, resolver.parent_parameter)
+        if parameter is not None
+    )
+    info_name = None if resolver.info_parameter is None else resolver.info_parameter.name
+    function, info_class = resolver.wrapped_func, config.info_class
+
+    def call(source: Any, info: Any, args: dict[str, Any]) -> Any:
+        strawberry_info = info_class(_raw_info=info, _field=field)
+        kwargs: dict[str, Any] = {}
+        for graphql_name, python_name, convert in arguments:
+            if graphql_name in args:
+                value = args[graphql_name]
+                if convert is not None:
+                    value = convert(
+                        value, InputContext(strawberry_info, config, registry, (graphql_name,))
+                    )
+                kwargs[python_name] = value
+        for name in passed:
+            kwargs[name] = source
+        if info_name is not None:
+            kwargs[info_name] = strawberry_info
+        return function(**kwargs)
+
+    if field.is_async:
+
+        async def resolve_async(_source: Any, info: Any, **args: Any) -> Any:
+            result = call(_source, info, args)
+            return (await result) if isawaitable(result) else result
+
+        resolve_async._is_default = False  # type: ignore[attr-defined]
+        return resolve_async
+
+    def resolve_sync(_source: Any, info: Any, **args: Any) -> Any:
+        return call(_source, info, args)
+
+    resolve_sync._is_default = False  # type: ignore[attr-defined]
+    return resolve_sync
+
+
+def install_fast_resolvers(schema: Any) -> None:
+    """Give the GraphQL fields of Strawberry fields with a resolver function the resolver
+    of `_fast_resolver`, where it applies. Called by build_schema."""
+    for gql_type in schema._schema.type_map.values():
+        if not isinstance(gql_type, GraphQLObjectType) or gql_type.name.startswith("__"):
+            continue
+        for gql_field in gql_type.fields.values():
+            field = (gql_field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+            if isinstance(field, StrawberryField):
+                fast = _fast_resolver(field, gql_field.resolve, schema)
+                if fast is not None:
+                    gql_field.resolve = fast

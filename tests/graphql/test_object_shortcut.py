@@ -87,8 +87,8 @@ class Diff:
         return None if self.make_context is None else self.make_context()
 
 
-def _diff(schema_of: Any, make_context: Any = None) -> Diff:
-    ours, theirs = schema_of(), schema_of()
+def _diff(schema_of: Any, make_context: Any = None, theirs_of: Any = None) -> Diff:
+    ours, theirs = schema_of(), (theirs_of or schema_of)()
     ours.execution_context_class = Counting
     theirs.execution_context_class = StrawberryGraphQLCoreExecutionContext
     return Diff(ours, theirs, make_context)
@@ -123,7 +123,12 @@ async def app_diff(container: Container, db: TenantDb) -> AsyncIterator[Diff]:
                     summary="The Q3 budget was approved", tags=["budget", f"t{i}"],
                     importance=2 + i, source=EntrySource.MANUAL),
         )  # fmt: skip
-    diff = _diff(build_schema, lambda: Context(container=container, db=db, request_id="r1"))
+    # Theirs also keeps Strawberry's resolvers (execution.install_fast_resolvers).
+    diff = _diff(
+        build_schema,
+        lambda: Context(container=container, db=db, request_id="r1"),
+        lambda: build_schema(fast_resolvers=False),
+    )
     # One compaction: an entry with sourceEvents, events with compressedInto, a run.
     compacted = await diff.ours.execute(
         "mutation { runCompaction { run { id } errors { code } } }",
