@@ -316,6 +316,19 @@ class _Compiler:
         if is_type_of is not None:
             lines.append(f"    if {self.bind(is_type_of, 't')}(source, info) is not True:")
             lines.append("        raise _Fallback")
+        # The fields read by attribute name are read by one attrgetter of all their names
+        # (in the same order, before any is coerced): one call instead of one per field.
+        read_together = {
+            index: names
+            for index, (_key, field) in enumerate(fields)
+            if not isinstance(field, str) and len(names := _attribute_names(field[0])) == 1
+        }
+        if len(read_together) > 1:
+            together = [name for (name,) in read_together.values()]
+            targets = ", ".join(f"v{index}" for index in read_together)
+            lines.append(f"    {targets} = {self.bind(attrgetter(*together), 'g')}(source)")
+        else:
+            read_together = {}
         items = []
         for index, (key, field) in enumerate(fields):
             if isinstance(field, str):  # __typename
@@ -323,7 +336,8 @@ class _Compiler:
                 continue
             get, kind, non_null, detail = field
             v = f"v{index}"
-            lines.append(f"    {v} = {self.bind(get, 'g')}(source)")
+            if index not in read_together:
+                lines.append(f"    {v} = {self.bind(get, 'g')}(source)")
             self.value(v, kind, non_null, detail, "    ")
             items.append(f"{key!r}: {v}")
         lines.append(f"    return {{{', '.join(items)}}}")
@@ -344,6 +358,14 @@ class _Compiler:
         lines.append("        append(item)")
         lines.append("    return completed")
         return name
+
+
+def _attribute_names(get: Any) -> tuple[str, ...]:
+    """The names an attrgetter reads (its pickling arguments), or () for another getter."""
+    if get.__class__ is not attrgetter:
+        return ()
+    names: tuple[Any, ...] = tuple(get.__reduce__()[1])
+    return names if all(isinstance(name, str) for name in names) else ()
 
 
 def _getter(resolve: Any) -> Callable[[Any], Any]:
