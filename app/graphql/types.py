@@ -9,7 +9,7 @@ classes: a page of 50 events was 100 more objects to build (~80 µs). GraphQL re
 field of a value by its Python attribute name (Strawberry's default resolver, `getattr`)
 and checks no value's class, since none of these types implements an interface (no
 `is_type_of`); the records have every attribute under the same name. A field with a
-resolver gets the record as its root. `tests/graphql/test_types.py` pins both.
+resolver gets the record as its root. `tests/graphql/test_record_values.py` pins both.
 """
 
 from datetime import datetime
