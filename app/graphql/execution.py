@@ -57,8 +57,11 @@ from weakref import WeakValueDictionary
 
 from graphql import (
     FieldNode,
+    FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLError,
     GraphQLField,
+    GraphQLInputObjectType,
     GraphQLLeafType,
     GraphQLList,
     GraphQLNonNull,
@@ -66,14 +69,23 @@ from graphql import (
     GraphQLOutputType,
     GraphQLResolveInfoHelpers,
     InlineFragmentNode,
+    MiddlewareManager,
+    OperationDefinitionNode,
     SelectionSetNode,
     Undefined,
+    assert_valid_schema,
+    default_field_resolver,
+    default_type_resolver,
     is_leaf_type,
 )
-from graphql.execution.collect_fields import FieldDetails, collect_subfields
+from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
+from graphql.execution.get_variable_signature import get_variable_signature
+from graphql.execution.values import VariableValues, VariableValueSource
+from graphql.language.parser import MAX_NESTING_DEPTH
 from graphql.pyutils import is_awaitable as default_is_awaitable
 from graphql.pyutils.gather_with_cancel import gather_with_cancel
 from graphql.type.scalars import serialize_boolean, serialize_id, serialize_int, serialize_string
+from graphql.utilities.coerce_input_value import coerce_input_value
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -448,6 +460,115 @@ def _weak_async_helpers(executor: Any) -> GraphQLResolveInfoHelpers:
 _settling: set[Any] = set()
 
 
+# -- the operation's preparation ---------------------------------------------------------
+#
+# graphql-core's `Executor.build` looks up the operation and the fragments of the document
+# and works out each variable's signature (`type_from_ast`) on every request, then checks
+# each variable's value is not nested too deeply before coercing it: ~8 µs of an append.
+# `_Prepared` keeps what depends on the document alone (per cached parsed document, as
+# the plans are), and the nesting check is skipped for a type too shallow to fail it.
+
+
+class _Prepared:
+    """What `Executor.build` works out from (schema, document, operation name) alone."""
+
+    __slots__ = ("document", "fragment_definitions", "fragments", "operation", "schema", "vars")
+
+    def __init__(self, schema: Any, document: Any, operation: Any, fragments: Any) -> None:
+        self.schema, self.document, self.operation = schema, document, operation
+        self.fragment_definitions = {name: f.definition for name, f in fragments.items()}
+        self.fragments = fragments
+        # (signature, has a default, non-null, shallow enough to skip the nesting check)
+        self.vars: list[tuple[Any, bool, bool, bool]] = []
+        for var_def in operation.variable_definitions or ():
+            signature = get_variable_signature(schema, var_def)
+            if isinstance(signature, GraphQLError):
+                raise _Unsupported
+            self.vars.append(
+                (
+                    signature,
+                    bool(var_def.default_value),
+                    isinstance(signature.type, GraphQLNonNull),
+                    _input_depth(signature.type, ()) <= MAX_NESTING_DEPTH,
+                )
+            )
+
+    def variable_values(self, inputs: dict[str, Any]) -> VariableValues | None:
+        """graphql-core's `coerce_variable_values` when every value coerces and none is
+        left to its default; else None (graphql-core's path, with its errors)."""
+        sources: dict[str, VariableValueSource] = {}
+        coerced: dict[str, Any] = {}
+        for signature, has_default, non_null, shallow in self.vars:
+            name = signature.name
+            value = inputs.get(name, Undefined)
+            if value is Undefined:
+                if has_default or non_null:
+                    return None
+                sources[name] = VariableValueSource(signature)
+                continue
+            sources[name] = VariableValueSource(signature, value)
+            if not shallow:
+                return None
+            coerced_value = coerce_input_value(value, signature.type)
+            if coerced_value is Undefined:
+                return None
+            coerced[name] = coerced_value
+        return VariableValues(sources, coerced)
+
+
+def _input_depth(type_: Any, seen: tuple[Any, ...]) -> float:
+    """The most list and input-object levels a value of `type_` can nest (what graphql-core's
+    `input_is_nested_too_deeply` counts); infinite for a recursive input type."""
+    if isinstance(type_, GraphQLNonNull):
+        type_ = type_.of_type
+    if isinstance(type_, GraphQLList):
+        return 1 + _input_depth(type_.of_type, seen)
+    if isinstance(type_, GraphQLInputObjectType):
+        if type_ in seen:
+            return float("inf")
+        inner = [_input_depth(f.type, (*seen, type_)) for f in type_.fields.values()]
+        return 1 + max(inner, default=0)
+    return 0
+
+
+# (schema id, document id, operation name) → the _Prepared, or None when graphql-core's
+# own build must run (no such operation, fragment variables...). Entries keep the schema
+# and document, so their ids are not reused while the entry lives.
+_prepared: dict[tuple[int, int, str | None], tuple[Any, Any, _Prepared | None]] = {}
+
+
+def _prepare(schema: Any, document: Any, operation_name: str | None) -> _Prepared | None:
+    key = (id(schema), id(document), operation_name)
+    entry = _prepared.get(key)
+    if entry is not None and entry[0] is schema and entry[1] is document:
+        return entry[2]
+    operation: Any = None
+    fragments: dict[str, FragmentDetails] = {}
+    prepared: _Prepared | None = None
+    try:
+        for definition in document.definitions:
+            if isinstance(definition, OperationDefinitionNode):
+                if operation_name is None:
+                    if operation is not None:
+                        raise _Unsupported
+                    operation = definition
+                elif definition.name and definition.name.value == operation_name:
+                    operation = definition
+            elif isinstance(definition, FragmentDefinitionNode):
+                if definition.variable_definitions:
+                    raise _Unsupported
+                fragments[definition.name.value] = FragmentDetails(definition, None)
+        if operation is None:
+            raise _Unsupported
+        prepared = _Prepared(schema, document, operation, fragments)
+    except _Unsupported:
+        prepared = None
+    if len(_prepared) >= _PLAN_CACHE_SIZE:
+        _prepared.clear()
+    _prepared[key] = (schema, document, prepared)
+    return prepared
+
+
 class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
     """Strawberry's execution context, with the short cuts for plain fields and objects."""
 
@@ -463,6 +584,71 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         self._objects_short_cut = _seen_operations.get(id(operation)) is operation
         if not self._objects_short_cut:
             _seen_operations[id(operation)] = operation
+
+    @classmethod
+    def build(
+        cls,
+        schema: Any,
+        document: Any,
+        root_value: Any = None,
+        context_value: Any = None,
+        raw_variable_values: dict[str, Any] | None = None,
+        operation_name: str | None = None,
+        field_resolver: Any = None,
+        type_resolver: Any = None,
+        subscribe_field_resolver: Any = None,
+        max_coercion_errors: int = 50,
+        enable_early_execution: bool = False,
+        middleware: Any = None,
+        is_awaitable: Any = None,
+        is_async_iterable: Any = None,
+        hide_suggestions: bool = False,
+        abort_signal: Any = None,
+        hooks: Any = None,
+        **custom_args: Any,
+    ) -> Any:
+        """graphql-core's `Executor.build` with the document's part prepared once
+        (`_Prepared`); anything unusual (an error to report, a variable left to its
+        default, fragment variables, middleware not given as a list) is its own."""
+        arguments = (
+            schema, document, root_value, context_value, raw_variable_values, operation_name,
+            field_resolver, type_resolver, subscribe_field_resolver, max_coercion_errors,
+            enable_early_execution, middleware, is_awaitable, is_async_iterable,
+        )  # fmt: skip
+        options = {
+            "hide_suggestions": hide_suggestions,
+            "abort_signal": abort_signal,
+            "hooks": hooks,
+            **custom_args,
+        }
+        prepared = (
+            _prepare(schema, document, operation_name)
+            if middleware is None or isinstance(middleware, list | tuple)
+            else None
+        )
+        variable_values = (
+            None if prepared is None else prepared.variable_values(raw_variable_values or {})
+        )
+        if prepared is None or variable_values is None:
+            return super().build(*arguments, **options)
+        assert_valid_schema(schema)
+        return cls(
+            schema,
+            dict(prepared.fragment_definitions),
+            dict(prepared.fragments),
+            root_value,
+            context_value,
+            prepared.operation,
+            variable_values,
+            field_resolver or default_field_resolver,
+            type_resolver or default_type_resolver,
+            subscribe_field_resolver or default_field_resolver,
+            enable_early_execution,
+            None if middleware is None else MiddlewareManager(*middleware),
+            is_awaitable,
+            is_async_iterable,
+            **options,
+        )
 
     def _shortcuts_on(self) -> bool:
         manager = self.middleware_manager
