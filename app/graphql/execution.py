@@ -609,7 +609,7 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
     ) -> Any:
         """graphql-core's `Executor.build` with the document's part prepared once
         (`_Prepared`); anything unusual (an error to report, a variable left to its
-        default, fragment variables, middleware not given as a list) is its own."""
+        default, fragment variables, middleware of another kind) is its own."""
         arguments = (
             schema, document, root_value, context_value, raw_variable_values, operation_name,
             field_resolver, type_resolver, subscribe_field_resolver, max_coercion_errors,
@@ -623,7 +623,7 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         }
         prepared = (
             _prepare(schema, document, operation_name)
-            if middleware is None or isinstance(middleware, list | tuple)
+            if middleware is None or isinstance(middleware, list | tuple | MiddlewareManager)
             else None
         )
         variable_values = (
@@ -644,7 +644,11 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
             type_resolver or default_type_resolver,
             subscribe_field_resolver or default_field_resolver,
             enable_early_execution,
-            None if middleware is None else MiddlewareManager(*middleware),
+            # As graphql-core's: Strawberry gives a MiddlewareManager (of the extensions
+            # with a `resolve` hook: none here).
+            middleware
+            if middleware is None or isinstance(middleware, MiddlewareManager)
+            else MiddlewareManager(*middleware),
             is_awaitable,
             is_async_iterable,
             **options,

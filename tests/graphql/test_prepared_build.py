@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 import pytest
-from graphql import build_schema, parse
+from graphql import MiddlewareManager, build_schema, parse
 from graphql.execution.executor import Executor
 
 from app.graphql import execution
@@ -105,6 +105,35 @@ def test_middleware_as_a_list_is_managed() -> None:
     assert not isinstance(ours, list)
     assert ours.middleware_manager is not None
     assert ours.middleware_manager.middlewares == (middleware,)
+
+
+def test_a_middleware_manager_is_kept() -> None:
+    manager = MiddlewareManager()  # what Strawberry passes, per request
+    ours = JetExecutionContext.build(SCHEMA, parse("{ echo }"), middleware=manager)
+    assert not isinstance(ours, list)
+    assert ours.middleware_manager is manager
+
+
+async def test_the_application_takes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through Strawberry's Schema.execute (the variables coerced, no graphql-core build)."""
+    from app.graphql.schema import build_schema
+
+    schema = build_schema()
+    calls: list[Any] = []
+    core_build = Executor.build.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return core_build(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Executor, "build", classmethod(counted))
+    query = "query($f: MemoryEventFilter!) { memoryEvents(filter: $f) { edges { cursor } } }"
+    # No context: the resolver fails (no database), after the executor was built.
+    result = await schema.execute(query, variable_values={"f": {"scope": "BOGUS"}})
+    assert result.errors and "BOGUS" in result.errors[0].message and len(calls) == 1
+    calls.clear()
+    result = await schema.execute(query, variable_values={"f": {"scope": "ENTITY"}})
+    assert result.errors and result.errors[0].path == ["memoryEvents"] and not calls
 
 
 def test_input_depth() -> None:
