@@ -23,10 +23,14 @@ Two short cuts, both taken only while nothing is unusual:
   Strawberry's resolver reads it and coerced with the same `coerce_output_value`, each
   object's `is_type_of` checked. A str for a String or ID, a bool for a Boolean, a 32-bit
   int for an Int are their own response value (what those coercers return for them); a
-  member of a Strawberry enum is looked up in the names its coercer would find.
+  member of a Strawberry enum is looked up in the names its coercer would find. An
+  object or a leaf value of a class whose instances are never exceptions nor awaitables
+  (`_is_plain_class`: the records, datetimes...) skips those two checks.
 
 Also (at the end of this module) input objects are converted with their field names and
-converters worked out once, instead of Strawberry's generic `convert_argument`.
+converters worked out once, instead of Strawberry's generic `convert_argument`, and fields
+with a resolver function get a resolver converting their arguments the same way, instead
+of Strawberry's wrapper (`install_fast_resolvers`).
 
 Anything else (an exception, null for a non-null field, an awaitable, a value the type
 refuses, a list that is not a plain list or tuple) is handed to graphql-core's own path for
@@ -40,17 +44,24 @@ from asyncio import gather as asyncio_gather
 from asyncio import get_running_loop, iscoroutine
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from enum import Enum
 from functools import partial
+from inspect import isawaitable
 from operator import attrgetter
 from types import CoroutineType, GeneratorType
 from typing import Any
+from uuid import UUID
 from weakref import WeakValueDictionary
 
 from graphql import (
     FieldNode,
+    FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLError,
     GraphQLField,
+    GraphQLInputObjectType,
     GraphQLLeafType,
     GraphQLList,
     GraphQLNonNull,
@@ -58,18 +69,33 @@ from graphql import (
     GraphQLOutputType,
     GraphQLResolveInfoHelpers,
     InlineFragmentNode,
+    MiddlewareManager,
+    OperationDefinitionNode,
     SelectionSetNode,
     Undefined,
+    assert_valid_schema,
+    default_field_resolver,
+    default_type_resolver,
     is_leaf_type,
 )
-from graphql.execution.collect_fields import FieldDetails, collect_subfields
+from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
+from graphql.execution.get_variable_signature import get_variable_signature
+from graphql.execution.values import VariableValues, VariableValueSource
+from graphql.language.parser import MAX_NESTING_DEPTH
 from graphql.pyutils import is_awaitable as default_is_awaitable
 from graphql.pyutils.gather_with_cancel import gather_with_cancel
 from graphql.type.scalars import serialize_boolean, serialize_id, serialize_int, serialize_string
+from graphql.utilities.coerce_input_value import coerce_input_value
+from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
-from strawberry.schema.schema_converter import CustomGraphQLEnumType
-from strawberry.types.arguments import _is_leaf_type, _is_optional_leaf_type, convert_argument
+from strawberry.schema.schema_converter import CustomGraphQLEnumType, GraphQLCoreConverter
+from strawberry.types.arguments import (
+    InputContext,
+    _is_leaf_type,
+    _is_optional_leaf_type,
+    convert_argument,
+)
 from strawberry.types.base import (
     StrawberryList,
     StrawberryMaybe,
@@ -146,6 +172,53 @@ def _maybe_awaitable_class(cls: type) -> bool:
     return issubclass(cls, Exception | CoroutineType | GeneratorType) or hasattr(cls, "__await__")
 
 
+def _ignore_class(cls: type) -> None:
+    pass
+
+
+# Classes whose instances are never an exception nor awaitable, whatever their value, for
+# graphql-core's `is_awaitable` and Strawberry's `optimized_is_awaitable` (both: a
+# coroutine, a generator-based coroutine, or anything `hasattr(value, "__await__")`):
+# class → True, or False for a class that does not qualify. Learnt as values are seen
+# (`_note_class`, after the full check passed once), bounded; the compiled functions test
+# `plain.get(type(value)) is True` instead of `isinstance(value, Exception) or
+# is_awaitable(value)` (two calls) for each object and each leaf that is not its own
+# response value (a datetime...).
+_plain_classes: dict[type, bool] = {}
+_PLAIN_CLASSES_SIZE = 4096
+# Built-in classes that qualify although their `__getattribute__` is their own slot.
+_PLAIN_BUILTINS = frozenset({datetime, date, time, timedelta, Decimal, UUID, bool, float, int, str})
+
+
+def _is_plain_class(cls: type) -> bool:
+    """Whether every instance of exactly `cls` is neither an exception nor awaitable.
+
+    The instances have no `__dict__` (no instance attribute `__await__`), the class reads
+    attributes the default way (no `__getattr__`, no own `__getattribute__`, no
+    `__class__` of its own), has no `__await__`, and is not an exception, coroutine or
+    generator class.
+    """
+    if cls in _PLAIN_BUILTINS:
+        return True
+    if cls is type(None) or _maybe_awaitable_class(cls):
+        return False
+    return (
+        cls.__dictoffset__ == 0
+        and cls.__getattribute__ is object.__getattribute__  # type: ignore[comparison-overlap]
+        and not hasattr(cls, "__getattr__")
+        and all("__class__" not in vars(k) for k in cls.__mro__[:-1])
+    )
+
+
+def _note_class(cls: type) -> None:
+    if len(_plain_classes) < _PLAIN_CLASSES_SIZE:
+        _plain_classes[cls] = _is_plain_class(cls)
+
+
+# The is_awaitable predicates `_is_plain_class` is right for.
+_KNOWN_IS_AWAITABLE = (default_is_awaitable, optimized_is_awaitable)
+
+
 # The test under which a leaf's value is its own response value (what the built-in
 # scalars' coerce_output_value return for exactly these values).
 _AS_IS = {
@@ -164,10 +237,14 @@ class _Compiler:
     """
 
     def __init__(self, is_awaitable: Callable[[Any], bool]) -> None:
+        known = is_awaitable in _KNOWN_IS_AWAITABLE
         self.namespace: dict[str, Any] = {
             "_Fallback": _Fallback,
             "Undefined": Undefined,
             "is_awaitable": is_awaitable,
+            # With another predicate nothing is learnt: every value takes the full check.
+            "plain": _plain_classes if known else {},
+            "note_class": _note_class if known else _ignore_class,
             "Exception": Exception,
             "isinstance": isinstance,
             "list": list,
@@ -201,12 +278,21 @@ class _Compiler:
             lines.append(f"{indent}if {v}.__class__ is {self.bind(enum[0], 'e')}:")
             lines.append(f"{indent}    {v} = {self.bind(enum[1], 'n')}[{v}]")
             first = "elif"
+        c = self.bind(coerce, "c")
+        if as_is is None and enum is None:  # a datetime...: known not to be awaitable
+            lines.append(f"{indent}if plain.get(type({v})) is True:")
+            lines.append(f"{indent}    {v} = {c}({v})")
+            lines.append(f"{indent}    if {v} is None or {v} is Undefined:")
+            lines.append(f"{indent}        raise _Fallback")
+            first = "elif"
         lines.append(f"{indent}{first} {v} is None:")
         lines.append(f"{indent}    {'raise _Fallback' if non_null else 'pass'}")
         lines.append(f"{indent}else:")
         lines.append(f"{indent}    if isinstance({v}, Exception) or is_awaitable({v}):")
         lines.append(f"{indent}        raise _Fallback")
-        lines.append(f"{indent}    {v} = {self.bind(coerce, 'c')}({v})")
+        lines.append(f"{indent}    if type({v}) not in plain:")
+        lines.append(f"{indent}        note_class(type({v}))")
+        lines.append(f"{indent}    {v} = {c}({v})")
         lines.append(f"{indent}    if {v} is None or {v} is Undefined:")
         lines.append(f"{indent}        raise _Fallback")
 
@@ -233,12 +319,28 @@ class _Compiler:
         name = self.bind(None, "complete_object")
         lines = self.lines
         lines.append(f"def {name}(source, info):")
-        lines.append("    if (source is None or isinstance(source, Exception)")
-        lines.append("            or is_awaitable(source)):")
-        lines.append("        raise _Fallback")
+        lines.append("    if plain.get(type(source)) is not True:")
+        lines.append("        if (source is None or isinstance(source, Exception)")
+        lines.append("                or is_awaitable(source)):")
+        lines.append("            raise _Fallback")
+        lines.append("        if type(source) not in plain:")
+        lines.append("            note_class(type(source))")
         if is_type_of is not None:
             lines.append(f"    if {self.bind(is_type_of, 't')}(source, info) is not True:")
             lines.append("        raise _Fallback")
+        # The fields read by attribute name are read by one attrgetter of all their names
+        # (in the same order, before any is coerced): one call instead of one per field.
+        read_together = {
+            index: names
+            for index, (_key, field) in enumerate(fields)
+            if not isinstance(field, str) and len(names := _attribute_names(field[0])) == 1
+        }
+        if len(read_together) > 1:
+            together = [name for (name,) in read_together.values()]
+            targets = ", ".join(f"v{index}" for index in read_together)
+            lines.append(f"    {targets} = {self.bind(attrgetter(*together), 'g')}(source)")
+        else:
+            read_together = {}
         items = []
         for index, (key, field) in enumerate(fields):
             if isinstance(field, str):  # __typename
@@ -246,7 +348,8 @@ class _Compiler:
                 continue
             get, kind, non_null, detail = field
             v = f"v{index}"
-            lines.append(f"    {v} = {self.bind(get, 'g')}(source)")
+            if index not in read_together:
+                lines.append(f"    {v} = {self.bind(get, 'g')}(source)")
             self.value(v, kind, non_null, detail, "    ")
             items.append(f"{key!r}: {v}")
         lines.append(f"    return {{{', '.join(items)}}}")
@@ -267,6 +370,14 @@ class _Compiler:
         lines.append("        append(item)")
         lines.append("    return completed")
         return name
+
+
+def _attribute_names(get: Any) -> tuple[str, ...]:
+    """The names an attrgetter reads (its pickling arguments), or () for another getter."""
+    if get.__class__ is not attrgetter:
+        return ()
+    names: tuple[Any, ...] = tuple(get.__reduce__()[1])
+    return names if all(isinstance(name, str) for name in names) else ()
 
 
 def _getter(resolve: Any) -> Callable[[Any], Any]:
@@ -349,6 +460,115 @@ def _weak_async_helpers(executor: Any) -> GraphQLResolveInfoHelpers:
 _settling: set[Any] = set()
 
 
+# -- the operation's preparation ---------------------------------------------------------
+#
+# graphql-core's `Executor.build` looks up the operation and the fragments of the document
+# and works out each variable's signature (`type_from_ast`) on every request, then checks
+# each variable's value is not nested too deeply before coercing it: ~8 µs of an append.
+# `_Prepared` keeps what depends on the document alone (per cached parsed document, as
+# the plans are), and the nesting check is skipped for a type too shallow to fail it.
+
+
+class _Prepared:
+    """What `Executor.build` works out from (schema, document, operation name) alone."""
+
+    __slots__ = ("document", "fragment_definitions", "fragments", "operation", "schema", "vars")
+
+    def __init__(self, schema: Any, document: Any, operation: Any, fragments: Any) -> None:
+        self.schema, self.document, self.operation = schema, document, operation
+        self.fragment_definitions = {name: f.definition for name, f in fragments.items()}
+        self.fragments = fragments
+        # (signature, has a default, non-null, shallow enough to skip the nesting check)
+        self.vars: list[tuple[Any, bool, bool, bool]] = []
+        for var_def in operation.variable_definitions or ():
+            signature = get_variable_signature(schema, var_def)
+            if isinstance(signature, GraphQLError):
+                raise _Unsupported
+            self.vars.append(
+                (
+                    signature,
+                    bool(var_def.default_value),
+                    isinstance(signature.type, GraphQLNonNull),
+                    _input_depth(signature.type, ()) <= MAX_NESTING_DEPTH,
+                )
+            )
+
+    def variable_values(self, inputs: dict[str, Any]) -> VariableValues | None:
+        """graphql-core's `coerce_variable_values` when every value coerces and none is
+        left to its default; else None (graphql-core's path, with its errors)."""
+        sources: dict[str, VariableValueSource] = {}
+        coerced: dict[str, Any] = {}
+        for signature, has_default, non_null, shallow in self.vars:
+            name = signature.name
+            value = inputs.get(name, Undefined)
+            if value is Undefined:
+                if has_default or non_null:
+                    return None
+                sources[name] = VariableValueSource(signature)
+                continue
+            sources[name] = VariableValueSource(signature, value)
+            if not shallow:
+                return None
+            coerced_value = coerce_input_value(value, signature.type)
+            if coerced_value is Undefined:
+                return None
+            coerced[name] = coerced_value
+        return VariableValues(sources, coerced)
+
+
+def _input_depth(type_: Any, seen: tuple[Any, ...]) -> float:
+    """The most list and input-object levels a value of `type_` can nest (what graphql-core's
+    `input_is_nested_too_deeply` counts); infinite for a recursive input type."""
+    if isinstance(type_, GraphQLNonNull):
+        type_ = type_.of_type
+    if isinstance(type_, GraphQLList):
+        return 1 + _input_depth(type_.of_type, seen)
+    if isinstance(type_, GraphQLInputObjectType):
+        if type_ in seen:
+            return float("inf")
+        inner = [_input_depth(f.type, (*seen, type_)) for f in type_.fields.values()]
+        return 1 + max(inner, default=0)
+    return 0
+
+
+# (schema id, document id, operation name) → the _Prepared, or None when graphql-core's
+# own build must run (no such operation, fragment variables...). Entries keep the schema
+# and document, so their ids are not reused while the entry lives.
+_prepared: dict[tuple[int, int, str | None], tuple[Any, Any, _Prepared | None]] = {}
+
+
+def _prepare(schema: Any, document: Any, operation_name: str | None) -> _Prepared | None:
+    key = (id(schema), id(document), operation_name)
+    entry = _prepared.get(key)
+    if entry is not None and entry[0] is schema and entry[1] is document:
+        return entry[2]
+    operation: Any = None
+    fragments: dict[str, FragmentDetails] = {}
+    prepared: _Prepared | None = None
+    try:
+        for definition in document.definitions:
+            if isinstance(definition, OperationDefinitionNode):
+                if operation_name is None:
+                    if operation is not None:
+                        raise _Unsupported
+                    operation = definition
+                elif definition.name and definition.name.value == operation_name:
+                    operation = definition
+            elif isinstance(definition, FragmentDefinitionNode):
+                if definition.variable_definitions:
+                    raise _Unsupported
+                fragments[definition.name.value] = FragmentDetails(definition, None)
+        if operation is None:
+            raise _Unsupported
+        prepared = _Prepared(schema, document, operation, fragments)
+    except _Unsupported:
+        prepared = None
+    if len(_prepared) >= _PLAN_CACHE_SIZE:
+        _prepared.clear()
+    _prepared[key] = (schema, document, prepared)
+    return prepared
+
+
 class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
     """Strawberry's execution context, with the short cuts for plain fields and objects."""
 
@@ -364,6 +584,75 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         self._objects_short_cut = _seen_operations.get(id(operation)) is operation
         if not self._objects_short_cut:
             _seen_operations[id(operation)] = operation
+
+    @classmethod
+    def build(
+        cls,
+        schema: Any,
+        document: Any,
+        root_value: Any = None,
+        context_value: Any = None,
+        raw_variable_values: dict[str, Any] | None = None,
+        operation_name: str | None = None,
+        field_resolver: Any = None,
+        type_resolver: Any = None,
+        subscribe_field_resolver: Any = None,
+        max_coercion_errors: int = 50,
+        enable_early_execution: bool = False,
+        middleware: Any = None,
+        is_awaitable: Any = None,
+        is_async_iterable: Any = None,
+        hide_suggestions: bool = False,
+        abort_signal: Any = None,
+        hooks: Any = None,
+        **custom_args: Any,
+    ) -> Any:
+        """graphql-core's `Executor.build` with the document's part prepared once
+        (`_Prepared`); anything unusual (an error to report, a variable left to its
+        default, fragment variables, middleware of another kind) is its own."""
+        arguments = (
+            schema, document, root_value, context_value, raw_variable_values, operation_name,
+            field_resolver, type_resolver, subscribe_field_resolver, max_coercion_errors,
+            enable_early_execution, middleware, is_awaitable, is_async_iterable,
+        )  # fmt: skip
+        options = {
+            "hide_suggestions": hide_suggestions,
+            "abort_signal": abort_signal,
+            "hooks": hooks,
+            **custom_args,
+        }
+        prepared = (
+            _prepare(schema, document, operation_name)
+            if middleware is None or isinstance(middleware, list | tuple | MiddlewareManager)
+            else None
+        )
+        variable_values = (
+            None if prepared is None else prepared.variable_values(raw_variable_values or {})
+        )
+        if prepared is None or variable_values is None:
+            return super().build(*arguments, **options)
+        assert_valid_schema(schema)
+        return cls(
+            schema,
+            dict(prepared.fragment_definitions),
+            dict(prepared.fragments),
+            root_value,
+            context_value,
+            prepared.operation,
+            variable_values,
+            field_resolver or default_field_resolver,
+            type_resolver or default_type_resolver,
+            subscribe_field_resolver or default_field_resolver,
+            enable_early_execution,
+            # As graphql-core's: Strawberry gives a MiddlewareManager (of the extensions
+            # with a `resolve` hook: none here).
+            middleware
+            if middleware is None or isinstance(middleware, MiddlewareManager)
+            else MiddlewareManager(*middleware),
+            is_awaitable,
+            is_async_iterable,
+            **options,
+        )
 
     def _shortcuts_on(self) -> bool:
         manager = self.middleware_manager
@@ -739,3 +1028,101 @@ def install_input_builders(schema: Any) -> None:
             and not _has_maybe(definition)
         ):
             definition.from_input = _InputBuilder(definition)
+
+
+# -- resolvers of fields with a resolver function ---------------------------------------------
+#
+# Strawberry's resolver of a field with a resolver function (`from_resolver`: an Info, then
+# `get_arguments` → `convert_arguments`, the field extensions' chain (a functools.reduce of
+# partials, even without extensions), `field.get_result`, `await_maybe`) costs ~30 µs for
+# `memoryEvents(filter:, first:)`, most of it `convert_argument`'s generic walk of each
+# argument's type. `install_fast_resolvers` gives the GraphQL field of each such Strawberry
+# field that has nothing unusual (no field extensions, so no permission classes; no
+# exception handler for it; no `self` parameter; arguments `_converter` knows) a resolver
+# doing the same: the same Info, each argument converted by its converter worked out once
+# (as `_InputBuilder` does for input fields), the root/parent and info parameters, then
+# the resolver function, awaited in a coroutine when it is async (as Strawberry's is).
+
+
+def _fast_resolver(field: StrawberryField, resolve: Any, schema: Any) -> Any:
+    """A resolver doing what Strawberry's `resolve` does for `field`, or None."""
+    converter = schema.schema_converter
+    resolver = field.base_resolver
+    if (
+        resolver is None
+        or field.extensions
+        or field.is_subscription
+        or getattr(resolve, "__name__", None) not in ("_resolver", "_async_resolver")
+        or getattr(resolve, "_is_default", True) is not False
+        or resolver.self_parameter is not None
+        or not callable(resolver.wrapped_func)
+    ):
+        return None
+    # Strawberry's own check, at build time (a private method: pinned by a test).
+    if converter._get_field_exception_handlers(field):
+        return None
+    config, registry = schema.config, converter.scalar_registry
+    try:
+        arguments = tuple(
+            (
+                config.name_converter.from_argument(argument),
+                argument.python_name,
+                _converter(argument.type, registry),
+            )
+            for argument in field.arguments
+        )
+    except _Unsupported:
+        return None
+    passed = tuple(
+        parameter.name
+        for parameter in (resolver.root_parameter, resolver.parent_parameter)
+        if parameter is not None
+    )
+    info_name = None if resolver.info_parameter is None else resolver.info_parameter.name
+    function, info_class = resolver.wrapped_func, config.info_class
+
+    def call(source: Any, info: Any, args: dict[str, Any]) -> Any:
+        strawberry_info = info_class(_raw_info=info, _field=field)
+        kwargs: dict[str, Any] = {}
+        for graphql_name, python_name, convert in arguments:
+            if graphql_name in args:
+                value = args[graphql_name]
+                if convert is not None:
+                    value = convert(
+                        value, InputContext(strawberry_info, config, registry, (graphql_name,))
+                    )
+                kwargs[python_name] = value
+        for name in passed:
+            kwargs[name] = source
+        if info_name is not None:
+            kwargs[info_name] = strawberry_info
+        return function(**kwargs)
+
+    if field.is_async:
+
+        async def resolve_async(_source: Any, info: Any, **args: Any) -> Any:
+            result = call(_source, info, args)
+            return (await result) if isawaitable(result) else result
+
+        resolve_async._is_default = False  # type: ignore[attr-defined]
+        return resolve_async
+
+    def resolve_sync(_source: Any, info: Any, **args: Any) -> Any:
+        return call(_source, info, args)
+
+    resolve_sync._is_default = False  # type: ignore[attr-defined]
+    return resolve_sync
+
+
+def install_fast_resolvers(schema: Any) -> None:
+    """Give the GraphQL fields of Strawberry fields with a resolver function the resolver
+    of `_fast_resolver`, where it applies. Called by build_schema."""
+    for gql_type in schema._schema.type_map.values():
+        if not isinstance(gql_type, GraphQLObjectType) or gql_type.name.startswith("__"):
+            continue
+        for gql_field in gql_type.fields.values():
+            field = (gql_field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+            if isinstance(field, StrawberryField):
+                fast = _fast_resolver(field, gql_field.resolve, schema)
+                if fast is not None:
+                    gql_field.resolve = fast

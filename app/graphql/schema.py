@@ -21,7 +21,11 @@ from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
 from app.graphql.errors import QueryError
-from app.graphql.execution import JetExecutionContext, install_input_builders
+from app.graphql.execution import (
+    JetExecutionContext,
+    install_fast_resolvers,
+    install_input_builders,
+)
 from app.graphql.extensions import JetExtensionsRunner, OperationPolicy
 from app.graphql.types import (
     AppendMemoryEventInput,
@@ -277,7 +281,7 @@ class JetSchema(strawberry.Schema):
                 )
 
 
-def build_schema(*, introspection: bool = True) -> strawberry.Schema:
+def build_schema(*, introspection: bool = True, fast_resolvers: bool = True) -> strawberry.Schema:
     # The extensions runner (app/graphql/extensions.py) does the token limit, the parse
     # and validation caches, the limit rules and the masking of unexpected errors. The
     # depth and alias limiters build a new rule class per instance, which would make every
@@ -300,8 +304,12 @@ def build_schema(*, introspection: bool = True) -> strawberry.Schema:
         execution_context_class=JetExecutionContext,
         policy=policy,
     )
-    # Input objects converted with names and field types worked out once (execution.py).
+    # Input objects converted with names and field types worked out once, and resolvers
+    # with arguments converted the same way (execution.py). `fast_resolvers=False` keeps
+    # Strawberry's resolvers (the tests compare the two).
     install_input_builders(built)
+    if fast_resolvers:
+        install_fast_resolvers(built)
     return built
 
 

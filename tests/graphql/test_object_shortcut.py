@@ -13,7 +13,7 @@ these tests would compare graphql-core with itself), and one it must refuse (@in
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
@@ -87,8 +87,8 @@ class Diff:
         return None if self.make_context is None else self.make_context()
 
 
-def _diff(schema_of: Any, make_context: Any = None) -> Diff:
-    ours, theirs = schema_of(), schema_of()
+def _diff(schema_of: Any, make_context: Any = None, theirs_of: Any = None) -> Diff:
+    ours, theirs = schema_of(), (theirs_of or schema_of)()
     ours.execution_context_class = Counting
     theirs.execution_context_class = StrawberryGraphQLCoreExecutionContext
     return Diff(ours, theirs, make_context)
@@ -123,7 +123,12 @@ async def app_diff(container: Container, db: TenantDb) -> AsyncIterator[Diff]:
                     summary="The Q3 budget was approved", tags=["budget", f"t{i}"],
                     importance=2 + i, source=EntrySource.MANUAL),
         )  # fmt: skip
-    diff = _diff(build_schema, lambda: Context(container=container, db=db, request_id="r1"))
+    # Theirs also keeps Strawberry's resolvers (execution.install_fast_resolvers).
+    diff = _diff(
+        build_schema,
+        lambda: Context(container=container, db=db, request_id="r1"),
+        lambda: build_schema(fast_resolvers=False),
+    )
     # One compaction: an entry with sourceEvents, events with compressedInto, a run.
     compacted = await diff.ours.execute(
         "mutation { runCompaction { run { id } errors { code } } }",
@@ -373,6 +378,69 @@ class Later:
         return value().__await__()
 
 
+@dataclass(slots=True)
+class SlotLeaf:
+    """A Leaf by its fields, of a class without instance dicts: known not awaitable."""
+
+    name: str = "slot"
+    nickname: str | None = None
+    colour: Colour = Colour.RED
+    when: datetime = datetime(2026, 1, 1)
+    count: int = 1
+    tags: list[str] = field(default_factory=lambda: ["t"])
+    grid: Any = None
+    extra: Any = None
+    flag: bool = True
+
+
+class SlotLater:
+    """Awaitable, without an instance dict."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self) -> Any:
+        async def value() -> Any:
+            return self.value
+
+        return value().__await__()
+
+
+class SlotError(ValueError):
+    __slots__ = ()
+
+
+class LaterDate(datetime):
+    """A datetime that is also awaitable (to another datetime)."""
+
+    def __await__(self) -> Any:
+        async def value() -> Any:
+            return datetime(2027, 1, 1)
+
+        return value().__await__()
+
+
+class Odd:
+    """A Leaf by its fields whose instances differ: one has an `__await__` of its own,
+    which graphql-core's is_awaitable sees (and then fails to await)."""
+
+    nickname = None
+    colour = Colour.RED
+    when = datetime(2026, 1, 1)
+    count = 1
+    tags: list[str] = []
+    grid = None
+    extra = None
+    flag = False
+
+    def __init__(self, name: str, awaitable: bool = False) -> None:
+        self.name = name
+        if awaitable:
+            self.__await__ = lambda: iter(())
+
+
 def leaf(**changes: Any) -> Any:
     fields: dict[str, Any] = {
         "name": "a", "nickname": None, "colour": Colour.RED, "when": datetime(2026, 1, 1),
@@ -412,6 +480,12 @@ def box(case: str) -> Any:
         "awaitable_json": {"leaf": leaf(extra=Later(5))},
         "exception_json": {"leaf": leaf(extra=ValueError("json"))},
         "int_flag": {"leaf": leaf(flag=1), "leaves": [leaf(flag=0), leaf(flag=2.5)]},
+        "slotted": {"leaf": SlotLeaf(tags=["s"]), "leaves": [SlotLeaf(), None, leaf()]},
+        "awaitable_slotted": {"maybe": SlotLater(SlotLeaf()), "leaves": [SlotLater(None)]},
+        "exception_date": {"leaf": leaf(when=SlotError("x")), "maybe": SlotError("m")},
+        "awaitable_date": {"leaf": leaf(when=LaterDate(2026, 1, 1))},
+        "awaitable_json_slotted": {"leaf": leaf(extra=SlotLater(5))},
+        "instance_await": {"leaves": [Odd("a"), Odd("b", awaitable=True), Odd("c")]},
     }[case]
     return Box(**{**good, **changed})
 
@@ -421,7 +495,9 @@ CASES = [
     "null_in_leaf_list", "null_in_grid", "raises", "raises_in_list", "bad_enum", "bad_date",
     "big_int", "bad_tag", "awaitable", "awaitable_object", "not_a_list", "generator",
     "exception_value", "exception_leaf", "null_label", "null_object", "null_object_list",
-    "awaitable_null", "awaitable_json", "exception_json", "int_flag",
+    "awaitable_null", "awaitable_json", "exception_json", "int_flag", "slotted",
+    "awaitable_slotted", "exception_date", "awaitable_date", "awaitable_json_slotted",
+    "instance_await",
 ]  # fmt: skip
 
 
@@ -487,14 +563,41 @@ def test_diff() -> Diff:
     return _diff(_test_schema)
 
 
+def test_plain_classes() -> None:
+    """Classes whose instances the compiled plans take as neither exceptions nor
+    awaitables without asking (execution._is_plain_class)."""
+    from app.services.records import Edge, Event
+
+    class Spoof:
+        __slots__ = ()
+        __class__ = ValueError  # type: ignore[assignment]
+
+    class Getattr:
+        __slots__ = ()
+
+        def __getattr__(self, name: str) -> Any:
+            return None
+
+    for cls in (Event, Edge, SlotLeaf, datetime, str, int):
+        assert execution._is_plain_class(cls), cls
+    for cls in (
+        type(None), SlotLater, SlotError, ValueError, LaterDate, Odd, Leaf, Later, Spoof,
+        Getattr, type(x for x in ()),
+    ):  # fmt: skip
+        assert not execution._is_plain_class(cls), cls
+
+
 @pytest.mark.parametrize("case", CASES)
 async def test_unusual_values_answer_as_graphql_core_does(test_diff: Diff, case: str) -> None:
     result, slow = await test_diff.run(BOX, c=case)
-    if case in ("good", "null_nullable", "null_in_list", "int_flag"):
+    if case in ("good", "null_nullable", "null_in_list", "int_flag", "slotted"):
         assert result.errors is None and slow == 1  # the short cut built it all
     else:
         assert slow > 1  # graphql-core's own path completed (and reported) it
-    if case in ("awaitable", "awaitable_object", "generator", "awaitable_null", "awaitable_json"):
+    if case in (
+        "awaitable", "awaitable_object", "generator", "awaitable_null", "awaitable_json",
+        "awaitable_slotted", "awaitable_date", "awaitable_json_slotted",
+    ):  # fmt: skip
         assert result.errors is None
 
 
