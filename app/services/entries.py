@@ -35,7 +35,7 @@ from app.services.records import (
     Scope,
 )
 from app.storage import fulltext
-from app.storage.engine import InlineReader, read_rows, read_statement, write_transaction
+from app.storage.engine import read_rows, read_statement, write_transaction
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
@@ -178,11 +178,6 @@ async def list_entries(
     if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
         raise InvalidInput(["filter", "minImportance"], "minImportance must be 1 to 5")
     if flt.search is not None:
-        reader = db.inline_reader()
-        if reader is not None:
-            page = _search_inline(reader, flt, first=first, after=after)
-            if page is not None:
-                return page
         # One statement: no BEGIN/COMMIT around it (it reads one snapshot on its own).
         async with read_statement(db.engine) as conn:
             return await _search(conn, flt, first=first, after=after)
@@ -276,45 +271,11 @@ def search_statement(
     return stmt
 
 
-# A search is answered on the event loop's thread (InlineReader) only if SQLite finishes it
-# within this many instructions, i.e. when the question's words match few entries. On the
-# benchmark's 100,000 entries (counted with sqlite3's progress handler) the rare-word
-# questions take a median of ~1,200 instructions, the common ones ~40,000 (bm25 computed
-# for thousands of entries, ~4,700 instructions a millisecond): those go to aiosqlite's
-# thread, where SQLite's work overlaps the loop's, after ~0.6 ms of work on the loop.
-SEARCH_INLINE_STEPS = 3_000
-
-
-def _search_inline(
-    reader: InlineReader, flt: EntryFilter, *, first: int, after: str | None
-) -> Page[Entry] | None:
-    """_search's page read by the tenant's InlineReader, or None (it would not answer)."""
-    stmt, values, hwm, offset = _search_query(fulltext.Target("sqlite"), flt, first, after)
-    rows = reader.rows(stmt, values, max_steps=SEARCH_INLINE_STEPS)
-    if rows is None:
-        return None
-    rank_at, hwm_at = _RANK_HWM_AT.get(stmt) or _rank_hwm_at(stmt)
-    if rows and hwm is None:
-        hwm = rows[0][hwm_at]
-    return _search_page([(row, row[rank_at]) for row in rows], first=first, hwm=hwm, offset=offset)
-
-
 async def _search(
     conn: AsyncConnection, flt: EntryFilter, *, first: int, after: str | None
 ) -> Page[Entry]:
     """Relevance-ordered, paged by offset under the high-water mark of the first page (see
     cursors.decode_search): one statement a page."""
-    stmt, values, hwm, offset = _search_query(fulltext.Target.of(conn), flt, first, after)
-    rows = (await conn.execute(stmt, values)).all()
-    if rows and hwm is None:
-        hwm = rows[0].hwm  # the first page reads the high-water mark its cursors keep
-    return _search_page([(row, row.rank) for row in rows], first=first, hwm=hwm, offset=offset)
-
-
-def _search_query(
-    target: fulltext.Target, flt: EntryFilter, first: int, after: str | None
-) -> tuple[Select[Any], dict[str, Any], int | None, int]:
-    """The search statement of this page, its values, and the cursor's hwm and offset."""
     assert flt.search is not None
     query = fulltext.Search(
         search.words(flt.search, "filter.search"),
@@ -323,6 +284,7 @@ def _search_query(
         tags=list(flt.tags or []),
     )
     hwm, offset = cursors.decode_search("entries-search", after)
+    target = fulltext.Target.of(conn)
     stmt = search_statement(target.dialect, flt, query, cursor=hwm is not None)
     values = fulltext.params(target, query)
     values["page_offset"] = offset
@@ -335,29 +297,14 @@ def _search_query(
         values["sources"] = [s.value for s in flt.sources]
     if flt.scope is None and flt.scope_ref is not None:
         values["scope_ref"] = flt.scope_ref
-    return stmt, values, hwm, offset
-
-
-def _search_page(
-    rows: Sequence[tuple[Any, float]], *, first: int, hwm: int | None, offset: int
-) -> Page[Entry]:
-    """The page of (row, rank) pairs, under the high-water mark `hwm`."""
+    rows = (await conn.execute(stmt, values)).all()
+    if rows and hwm is None:
+        hwm = rows[0].hwm
     edges = [
-        Edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -rank)
-        for i, (row, rank) in enumerate(rows[:first])
+        Edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -row.rank)
+        for i, row in enumerate(rows[:first])
     ]
     return Page(edges, has_next_page=len(rows) > first)
-
-
-# search statement -> the positions of its `rank` and `hwm` columns (-1: a later page's
-# statement has no `hwm`)
-_RANK_HWM_AT: dict[Select[Any], tuple[int, int]] = {}
-
-
-def _rank_hwm_at(stmt: Select[Any]) -> tuple[int, int]:
-    keys = list(stmt.selected_columns.keys())
-    _RANK_HWM_AT[stmt] = at = (keys.index("rank"), keys.index("hwm") if "hwm" in keys else -1)
-    return at
 
 
 async def source_events(

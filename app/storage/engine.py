@@ -82,23 +82,18 @@ def _run_statement(
 def _run_inline(conn: sqlite3.Connection, operation: str, parameters: Any) -> _Outcome | None:
     """`_run_statement` on the calling thread, or None (nothing done) when the statement
     ran past its time budget and was interrupted by SQLite."""
-    return _within_budget(conn, None, _run_statement, conn, operation, parameters, False)
+    return _within_budget(conn, _run_statement, conn, operation, parameters, False)
 
 
-def _within_budget(
-    conn: sqlite3.Connection, max_ticks: int | None, fn: Callable[..., _T], *args: Any
-) -> _T | None:
+def _within_budget(conn: sqlite3.Connection, fn: Callable[..., _T], *args: Any) -> _T | None:
     """fn(*args), a statement on `conn`, or None when SQLite interrupted it because it ran
-    past `_INLINE_BUDGET_S`, or past `max_ticks` x `_INLINE_STEP` instructions (an
-    autocommit read leaves no trace of it)."""
+    past `_INLINE_BUDGET_S` (an autocommit read leaves no trace of it)."""
     deadline = time.perf_counter() + _INLINE_BUDGET_S
-    ticks = 0
     over = False
 
     def tick() -> bool:
-        nonlocal over, ticks
-        ticks += 1
-        over = time.perf_counter() > deadline or (max_ticks is not None and ticks > max_ticks)
+        nonlocal over
+        over = time.perf_counter() > deadline
         return over  # True: SQLite interrupts the statement
 
     conn.set_progress_handler(tick, _INLINE_STEP)
@@ -114,8 +109,7 @@ def _within_budget(
 
 class InlineReader:
     """A plain sqlite3 connection to one database, of the event loop's thread, for the
-    hottest reads (a page of the event log; an entry search whose words match few
-    entries, app/services/entries.py): the statement's SQL and value conversions,
+    hottest read (a page of the event log): the statement's SQL and value conversions,
     taken from SQLAlchemy's compiler and column types once per statement, and then only
     sqlite3's execute and fetchall. SQLAlchemy's connection, pool, greenlet and result
     layers around a read cost ~2x the read itself for a page of 50 (`read_rows` ~480 µs
@@ -133,14 +127,10 @@ class InlineReader:
         self._uri = path.resolve().as_uri() + "?mode=rw"  # never creates the file
         self._conn: sqlite3.Connection | None = None
 
-    def rows(
-        self, statement: Select[Any], values: Mapping[str, Any], *, max_steps: int | None = None
-    ) -> list[Any] | None:
+    def rows(self, statement: Select[Any], values: Mapping[str, Any]) -> list[Any] | None:
         """The rows of `statement` (a statement built once and kept, e.g. per filter
         shape: compiled forms are cached by the statement object) with `values` bound,
-        converted as SQLAlchemy's result would convert them; or None (see above).
-        `max_steps`: a budget in SQLite instructions besides the time budget (rounded up
-        to `_INLINE_STEP`), for statements whose cost grows with the rows they visit."""
+        converted as SQLAlchemy's result would convert them; or None (see above)."""
         compiled = _COMPILED.get(statement)
         if compiled is None:
             compiled = _COMPILED[statement] = _compile(statement)
@@ -158,8 +148,7 @@ class InlineReader:
                 for name, convert, fixed in binds
                 for v in (values[name] if fixed is _GIVEN else fixed,)
             ]
-            max_ticks = None if max_steps is None else -(-max_steps // _INLINE_STEP)
-            rows = _within_budget(conn, max_ticks, _fetch, conn, sql, parameters)
+            rows = _within_budget(conn, _fetch, conn, sql, parameters)
         except sqlite3.Error:
             return None
         if rows is None or not results:

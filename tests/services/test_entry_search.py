@@ -19,7 +19,6 @@ from sqlalchemy import event, func, insert, select, text
 from app.errors import InvalidInput
 from app.services import cursors, entries, search
 from app.services.records import Edge, Entry, EntryFilter, EntryPatch, EntrySource, Page, Scope
-from app.storage import engine as engine_module
 from app.storage import fulltext
 from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import entries_table as en
@@ -143,32 +142,8 @@ FILTERS = [
 ]
 
 
-@pytest.fixture(params=["inline", "engine"])
-def read_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both ways a page is read on SQLite: the tenant's InlineReader on the event loop
-    (entries._search_inline), and the engine (entries._search, as on PostgreSQL, and for
-    searches over the inline budget)."""
-    if request.param == "engine":
-        monkeypatch.setattr(TenantDb, "inline_reader", lambda self: None)
-    elif request.getfixturevalue("backend") == "sqlite":
-        # Every page through the reader (no budget to run out of), none through the engine
-        # but those the reader does not take (an IN list of sources).
-        monkeypatch.setattr(entries, "SEARCH_INLINE_STEPS", 10**9)
-        monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)
-        search_on_engine = entries._search
-
-        async def engine_path(conn: Any, flt: EntryFilter, **kwargs: Any) -> Page[Entry]:
-            assert flt.sources, f"read through the engine, not the InlineReader: {flt}"
-            return await search_on_engine(conn, flt, **kwargs)
-
-        monkeypatch.setattr(entries, "_search", engine_path)
-    return str(request.param)
-
-
 @pytest.mark.parametrize("first", [1, 4, 20])
-async def test_search_pages_are_the_same_as_before(
-    db: TenantDb, first: int, read_path: str
-) -> None:
+async def test_search_pages_are_the_same_as_before(db: TenantDb, first: int) -> None:
     await fill(db)
     walked = 0
     for flt in FILTERS:
@@ -184,7 +159,7 @@ async def test_search_pages_are_the_same_as_before(
     assert walked > 200  # the filters do find rows (and walk several pages)
 
 
-async def test_the_same_after_updates_and_deletes(db: TenantDb, read_path: str) -> None:
+async def test_the_same_after_updates_and_deletes(db: TenantDb) -> None:
     """The page is cut from the FTS5 index before memory_entries is joined: the index must
     hold exactly the entries (the migration's triggers), also after updates and deletes."""
     await fill(db, 80)
@@ -204,9 +179,7 @@ async def test_the_same_after_updates_and_deletes(db: TenantDb, read_path: str) 
             after = page.end_cursor
 
 
-async def test_a_cursor_keeps_its_snapshot_and_old_cursors_still_read(
-    db: TenantDb, read_path: str
-) -> None:
+async def test_a_cursor_keeps_its_snapshot_and_old_cursors_still_read(db: TenantDb) -> None:
     """Entries added after the first page are not listed on the later ones, as before; and a
     cursor made by hand as the old code made them reads the same page."""
     await fill(db, 60)
@@ -244,7 +217,7 @@ async def fill_more(db: TenantDb) -> None:
         )  # fmt: skip
 
 
-async def test_an_empty_tenant_and_bad_cursors(db: TenantDb, read_path: str) -> None:
+async def test_an_empty_tenant_and_bad_cursors(db: TenantDb) -> None:
     page = await entries.list_entries(db, EntryFilter(search="roas"), first=5, after=None)
     assert page == Page([], has_next_page=False)
     bad_cursors = [
@@ -264,22 +237,15 @@ def statements(db: TenantDb) -> Iterator[list[str]]:
     def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
         sent.append(statement)
 
-    def fetch(conn: Any, sql: str, parameters: Any) -> Any:  # InlineReader's one statement
-        sent.append(sql)
-        return inline_fetch(conn, sql, parameters)
-
     engine = db.engine.sync_engine
     event.listen(engine, "before_cursor_execute", count)
-    inline_fetch = engine_module._fetch
-    engine_module._fetch = fetch
     try:
         yield sent
     finally:
         event.remove(engine, "before_cursor_execute", count)
-        engine_module._fetch = inline_fetch
 
 
-async def test_one_statement_a_page(db: TenantDb, read_path: str) -> None:
+async def test_one_statement_a_page(db: TenantDb) -> None:
     """A page of a search is one statement: no BEGIN, no separate high-water mark."""
     await fill(db, 40)
     flt = EntryFilter(search="budget", tags=["decision"], min_importance=2, **ACME)  # type: ignore[arg-type]
@@ -292,31 +258,3 @@ async def test_one_statement_a_page(db: TenantDb, read_path: str) -> None:
     with statements(db) as sent:
         await entries.list_entries(db, flt, first=2, after=None)
     assert len(sent) == 1, sent
-
-
-@pytest.mark.sqlite_only
-async def test_a_search_past_its_inline_steps_goes_to_the_engine(
-    db: TenantDb, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Words that match many entries make SQLite compute bm25 for each: past
-    SEARCH_INLINE_STEPS instructions the search leaves the loop for aiosqlite's thread."""
-    await fill(db)
-    on_engine: list[str | None] = []
-    search_on_engine = entries._search
-
-    async def engine_path(conn: Any, flt: EntryFilter, **kwargs: Any) -> Page[Entry]:
-        on_engine.append(flt.search)
-        return await search_on_engine(conn, flt, **kwargs)
-
-    monkeypatch.setattr(entries, "_search", engine_path)
-    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)  # the steps decide
-    monkeypatch.setattr(entries, "SEARCH_INLINE_STEPS", 1_000)
-    common = EntryFilter(search="budget roas campaign launch weekly report")
-    rare = EntryFilter(search="Quillfeather")
-    common_page = await entries.list_entries(db, common, first=20, after=None)
-    assert on_engine == [common.search]
-    rare_page = await entries.list_entries(db, rare, first=20, after=None)
-    assert on_engine == [common.search]  # answered inline
-    assert len(common_page.edges) == 20 and len(rare_page.edges) > 0
-    assert common_page == await reference_search(db, common, first=20, after=None)
-    assert rare_page == await reference_search(db, rare, first=20, after=None)
