@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import BaseRoute, Host, Match, Route
-from starlette.types import Lifespan, Message, Receive, Scope, Send
+from starlette.types import Lifespan, Receive, Scope, Send
 
 from app import __version__
 from app.config import Settings
@@ -28,7 +28,7 @@ from app.edge.auth import TenantBound
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES, BodyLimit
-from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
+from app.edge.observe import HttpMetrics, StatusNoted, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
 from app.edge.rest import rest_routes
 from app.graphql.schema import build_schema, schema
@@ -156,14 +156,7 @@ class Edge(Starlette):
         if route is None or (route.methods is not None and scope["method"] not in route.methods):
             await self.metrics(scope, receive, send)
             return
-        status = 0  # none sent yet
-
-        async def send_and_note(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        noted = StatusNoted(send, 0)  # 0: none sent yet
         started = time.perf_counter()
         scope["app"] = self
         if "router" not in scope:
@@ -172,16 +165,16 @@ class Edge(Starlette):
         scope["endpoint"] = route.endpoint
         scope["path_params"] = dict(scope.get("path_params", {}))
         try:
-            await route.app(scope, receive, send_and_note)
+            await route.app(scope, receive, noted)
         except Exception:
             # As ServerErrorMiddleware: a plain 500 if nothing was sent, then re-raise
             # for the server to log.
-            if not status:
+            if not noted.status:
                 await PlainTextResponse("Internal Server Error", 500)(scope, receive, send)
-                status = 500
+                noted.status = 500
             raise
         finally:
-            self.metrics.record(scope, status or 500, time.perf_counter() - started)
+            self.metrics.record(scope, noted.status or 500, time.perf_counter() - started)
 
 
 def _may_match(route: BaseRoute, path: str) -> bool:

@@ -132,6 +132,21 @@ def operation_type(query: str, operation_name: str | None) -> str:
     return "unknown"
 
 
+class StatusNoted:
+    """`send`, noting the status of the response it starts (`status` until then)."""
+
+    __slots__ = ("_send", "status")
+
+    def __init__(self, send: Send, status: int) -> None:
+        self._send = send
+        self.status = status
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        await self._send(message)
+
+
 class HttpMetrics:
     """Counts and times every HTTP request by route template, method and status.
 
@@ -172,19 +187,12 @@ class HttpMetrics:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        status = 500  # what an exception escaping everything becomes
-
-        async def send_and_note(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        noted = StatusNoted(send, 500)  # 500: what an exception escaping everything becomes
         started = time.perf_counter()
         try:
-            await self.app(scope, receive, send_and_note)
+            await self.app(scope, receive, noted)
         finally:
-            self.record(scope, status, time.perf_counter() - started)
+            self.record(scope, noted.status, time.perf_counter() - started)
 
     def record(self, scope: Scope, status: int, elapsed: float) -> None:
         """Count and time one answered HTTP request (`scope` after routing)."""
