@@ -73,20 +73,29 @@ def _summary(built: Any) -> Any:
     )
 
 
-@pytest.mark.parametrize(("query", "name", "variables", "prepared"), CASES)
-def test_builds_what_graphql_core_builds(
-    query: str, name: str | None, variables: Any, prepared: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    document = parse(query)
-    theirs = _build(Executor.build.__func__.__get__(JetExecutionContext), document, name, variables)  # type: ignore[attr-defined]
+CORE_BUILD = Executor.build.__func__  # type: ignore[attr-defined]  # graphql-core's own
+
+
+@pytest.fixture
+def core_builds(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The arguments of every call of graphql-core's own build from now on."""
     calls: list[Any] = []
-    core_build = Executor.build.__func__  # type: ignore[attr-defined]
 
     def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
         calls.append(args)
-        return core_build(cls, *args, **kwargs)
+        return CORE_BUILD(cls, *args, **kwargs)
 
     monkeypatch.setattr(Executor, "build", classmethod(counted))
+    return calls
+
+
+@pytest.mark.parametrize(("query", "name", "variables", "prepared"), CASES)
+def test_builds_what_graphql_core_builds(
+    query: str, name: str | None, variables: Any, prepared: bool, core_builds: list[Any]
+) -> None:
+    document = parse(query)
+    theirs = _build(CORE_BUILD.__get__(JetExecutionContext), document, name, variables)
+    calls = core_builds
     for _ in range(2):  # prepared, then from the cache
         calls.clear()
         ours = _build(JetExecutionContext.build, document, name, variables)
@@ -114,19 +123,12 @@ def test_a_middleware_manager_is_kept() -> None:
     assert ours.middleware_manager is manager
 
 
-async def test_the_application_takes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_application_takes_it(core_builds: list[Any]) -> None:
     """Through Strawberry's Schema.execute (the variables coerced, no graphql-core build)."""
     from app.graphql.schema import build_schema
 
     schema = build_schema()
-    calls: list[Any] = []
-    core_build = Executor.build.__func__  # type: ignore[attr-defined]
-
-    def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
-        return core_build(cls, *args, **kwargs)
-
-    monkeypatch.setattr(Executor, "build", classmethod(counted))
+    calls = core_builds
     query = "query($f: MemoryEventFilter!) { memoryEvents(filter: $f) { edges { cursor } } }"
     # No context: the resolver fails (no database), after the executor was built.
     result = await schema.execute(query, variable_values={"f": {"scope": "BOGUS"}})
