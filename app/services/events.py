@@ -2,11 +2,13 @@
 compactor marks events compressed (app/services/compaction.py), and the database refuses
 anything else."""
 
+import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, Select, and_, bindparam, func, or_, select, text
+from sqlalchemy import Integer, Select, and_, bindparam, func, literal_column, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids, metrics
@@ -14,7 +16,7 @@ from app.errors import Conflict, JetError, JetErrors
 from app.services import cursors, search, validation
 from app.services.records import Appended, Edge, Event, EventFilter, EventIn, Page, Scope
 from app.storage import event_log, fulltext
-from app.storage.engine import read_rows, read_transaction
+from app.storage.engine import fetch_rows, read_rows, read_transaction
 from app.storage.group_commit import GroupCommitter
 from app.storage.models import events_table as ev
 from app.storage.postgres import advisory_lock
@@ -60,7 +62,11 @@ def _committer(db: TenantDb, max_rows: int) -> GroupCommitter[_AppendRequest, li
     committer = db.extras.get("events")
     if committer is None:
         committer = GroupCommitter(
-            db.engine, _apply_appends, size=lambda r: len(r.events), max_size=max_rows
+            db.engine,
+            _apply_appends,
+            apply_on_thread=_apply_appends_sqlite,
+            size=lambda r: len(r.events),
+            max_size=max_rows,
         )
         db.extras["events"] = committer
     return committer  # type: ignore[return-value]
@@ -101,16 +107,57 @@ def _same_content(stored: Event, new: EventIn) -> bool:
 async def _apply_appends(
     conn: AsyncConnection, requests: Sequence[_AppendRequest]
 ) -> list[list[Appended] | BaseException]:
-    keys = {e.idempotency_key for r in requests for e in r.events if e.idempotency_key}
+    """A group of appends inside the group commit's transaction (PostgreSQL)."""
+    keys = _keys(requests)
     known: dict[str, Event] = {}
     if keys:
-        # PostgreSQL: another process may be appending the same key right now; the second
-        # waits here for the first to commit, then finds its event (a replay or a
-        # conflict, never a unique-key error). SQLite's BEGIN IMMEDIATE already serialises.
+        # Another process may be appending the same key right now; the second waits here
+        # for the first to commit, then finds its event (a replay or a conflict, never a
+        # unique-key error).
         await advisory_lock(conn, *(f"idempotency/{k}" for k in keys))
         rows = await conn.execute(select(*COLUMNS).where(ev.c.idempotency_key.in_(keys)))
         known = {row.idempotency_key: to_event(row) for row in rows}
+    results, to_insert = _decide(requests, known)
+    if to_insert:
+        await event_log.insert_events(conn, to_insert)
+    return results
 
+
+# The events already stored under any of a JSON array of idempotency keys: one statement
+# whatever the number of keys (json_each instead of an expanding IN list, which
+# fetch_rows does not take), searched through the key's unique index.
+_BY_KEYS = select(*COLUMNS).where(
+    ev.c.idempotency_key.in_(
+        select(literal_column("value")).select_from(func.json_each(bindparam("keys")))
+    )
+)
+
+
+def _apply_appends_sqlite(
+    conn: sqlite3.Connection, requests: Sequence[_AppendRequest]
+) -> list[list[Appended] | BaseException]:
+    """The same on SQLite, on the connection's thread inside write_on_thread's transaction
+    (BEGIN IMMEDIATE already serialises writers: no lock to take)."""
+    keys = _keys(requests)
+    known: dict[str, Event] = {}
+    if keys:
+        rows = fetch_rows(conn, _BY_KEYS, {"keys": json.dumps(sorted(keys))})
+        known = {event.idempotency_key: event for event in map(to_event, rows)}  # type: ignore[misc]
+    results, to_insert = _decide(requests, known)
+    if to_insert:
+        event_log.insert_events_sqlite(conn, to_insert)
+    return results
+
+
+def _keys(requests: Sequence[_AppendRequest]) -> set[str]:
+    return {e.idempotency_key for r in requests for e in r.events if e.idempotency_key}
+
+
+def _decide(
+    requests: Sequence[_AppendRequest], known: dict[str, Event]
+) -> tuple[list[list[Appended] | BaseException], list[Event]]:
+    """Each request's answer (its events, replays, or its conflicts) given the events
+    already stored under its keys, and the new events to insert."""
     now = utcnow()
     to_insert: list[Event] = []
     results: list[list[Appended] | BaseException] = []
@@ -149,9 +196,7 @@ async def _apply_appends(
         known.update(pending)
         to_insert.extend(a.event for a in out if not a.replayed)
         results.append(out)
-    if to_insert:
-        await event_log.insert_events(conn, to_insert)
-    return results
+    return results, to_insert
 
 
 # ------------------------------------------------------------------------------ reads

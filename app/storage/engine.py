@@ -28,6 +28,7 @@ from sqlalchemy.dialects.sqlite.aiosqlite import (
 )
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Connection, Engine, ExceptionContext, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool, NullPool
 from sqlalchemy.types import TypeEngine
@@ -143,23 +144,10 @@ class InlineReader:
                 conn = sqlite3.connect(self._uri, uri=True, isolation_level=None)
                 conn.executescript("PRAGMA busy_timeout = 0; PRAGMA query_only = ON;")
                 self._conn = conn
-            parameters = [
-                v if convert is None else convert(v)
-                for name, convert, fixed in binds
-                for v in (values[name] if fixed is _GIVEN else fixed,)
-            ]
-            rows = _within_budget(conn, _fetch, conn, sql, parameters)
+            rows = _within_budget(conn, _fetch, conn, sql, _parameters(binds, values))
         except sqlite3.Error:
             return None
-        if rows is None or not results:
-            return rows
-        out = []
-        for row in rows:
-            converted = list(row)
-            for i, convert in results:
-                converted[i] = convert(converted[i])
-            out.append(converted)
-        return out
+        return rows if rows is None else _converted(rows, results)
 
     async def aclose(self) -> None:
         if self._conn is not None:
@@ -203,6 +191,45 @@ def _processor(type_: TypeEngine[Any]) -> TypeEngine[Any]:
 
 def _fetch(conn: sqlite3.Connection, sql: str, parameters: Sequence[Any]) -> list[Any]:
     return conn.execute(sql, parameters).fetchall()
+
+
+def _parameters(binds: list[tuple[str, Any, Any]], values: Mapping[str, Any]) -> list[Any]:
+    """The statement's positional parameters: `values` by name (or the statement's fixed
+    values), each through its type's bind processor."""
+    return [
+        v if convert is None else convert(v)
+        for name, convert, fixed in binds
+        for v in (values[name] if fixed is _GIVEN else fixed,)
+    ]
+
+
+def _converted(rows: list[Any], results: list[tuple[int, Any]]) -> list[Any]:
+    """The rows with each column through its type's result processor."""
+    if not results:
+        return rows
+    out = []
+    for row in rows:
+        converted = list(row)
+        for i, convert in results:
+            converted[i] = convert(converted[i])
+        out.append(converted)
+    return out
+
+
+def fetch_rows(
+    conn: sqlite3.Connection, statement: Select[Any], values: Mapping[str, Any]
+) -> list[Any]:
+    """The rows of `statement` on a plain sqlite3 connection (inside `write_on_thread`'s
+    function), bound and converted as SQLAlchemy would (see InlineReader). The statement
+    is compiled once and kept, so it must be built once (a module constant), and it may
+    not use expanding IN lists (json_each(:param) does that job in one fixed statement)."""
+    compiled = _COMPILED.get(statement)
+    if compiled is None:
+        compiled = _COMPILED[statement] = _compile(statement)
+    if not compiled:
+        raise ValueError("fetch_rows takes no expanding IN list")
+    sql, binds, results = compiled
+    return _converted(_fetch(conn, sql, _parameters(binds, values)), results)
 
 
 class _OneHopCursor(AsyncAdapt_aiosqlite_cursor):
@@ -545,6 +572,56 @@ async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnectio
         conn = await conn.execution_options(**{_BEGIN_OPTION: "BEGIN IMMEDIATE"})
         async with conn.begin():
             yield conn
+
+
+async def write_on_thread(engine: AsyncEngine, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    """One SQLite write transaction as ONE call on a pooled connection's aiosqlite thread:
+    BEGIN IMMEDIATE, `fn(sqlite3 connection)`, COMMIT; rolled back if either raises.
+
+    For the group commit of appends, the hottest write: through `write_transaction` a
+    group took six hand-offs to the thread and back (BEGIN, the idempotency-key read,
+    max(seq), the INSERT, the index statement, COMMIT), each through SQLAlchemy's
+    connection, greenlet and result layers, ~11% of the event loop's time in the append
+    benchmark (py-spy of `http_bench --only append`, 2026-11-30). `fn` runs on the thread
+    with plain sqlite3 calls (see `fetch_rows`); it must not touch the event loop.
+
+    The connection is checked out of the engine's pool as for any statement (so the pool
+    bounds it and hands it to one task at a time), and the adapter's mutex is held as
+    `_OneHopCursor` holds it. SQLite errors are classified as the engine's `handle_error`
+    hook classifies them (a lock, corruption or full disk is TenantUnavailable); others
+    are wrapped as SQLAlchemy wraps them (IntegrityError...). A cancelled wait leaves
+    `fn` running on the thread: the connection is then invalidated (closed after it,
+    never reused), as SQLAlchemy does for a statement interrupted that way."""
+    async with engine.connect() as conn:
+        raw = await conn.get_raw_connection()
+        adapted = raw.dbapi_connection
+        driver: aiosqlite.Connection = adapted._connection  # type: ignore[union-attr]
+        async with adapted._execute_mutex:  # type: ignore[union-attr]
+            try:
+                return await driver._execute(  # type: ignore[no-untyped-call,no-any-return]  # aiosqlite leaves it unannotated
+                    _write_transaction, driver._conn, fn
+                )
+            except sqlite3.Error as exc:
+                unavailable = classify(exc)
+                if unavailable is not None:
+                    raise unavailable from exc
+                # As SQLAlchemy wraps a driver's error (IntegrityError for a constraint...),
+                # so callers see the same exceptions as from a statement run through it.
+                raise DBAPIError.instance(
+                    None, None, exc, sqlite3.Error, hide_parameters=True, dialect=engine.dialect
+                ) from exc
+            except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                await asyncio.shield(conn.invalidate())
+                raise
+
+
+def _write_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    # No ROLLBACK here: a transaction left open by an error is rolled back when the
+    # connection goes back to the pool (JetAiosqliteDialect.do_rollback sees it open).
+    conn.execute("BEGIN IMMEDIATE")
+    result = fn(conn)
+    conn.execute("COMMIT")
+    return result
 
 
 @asynccontextmanager

@@ -5,12 +5,13 @@ indexed for search in that transaction, so they are searchable the moment the ap
 acknowledged and never indexed without being stored.
 """
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Protocol
 
-from sqlalchemy import Integer, bindparam, insert, text
+from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.storage import fulltext
@@ -43,8 +44,6 @@ class Event(Protocol):
     def idempotency_key(self) -> str | None: ...
 
 
-_LAST_SEQ = text(fulltext.LAST_EVENT_SEQ_SQL)
-_INDEX = text(fulltext.INDEX_EVENTS_SQL).bindparams(bindparam("after", type_=Integer))
 _COLUMNS = (
     "id", "scope", "scope_ref", "kind", "body", "source", "source_ref", "occurred_at",
     "recorded_at", "idempotency_key",
@@ -55,21 +54,26 @@ _INSERT_SQLITE = (
 
 
 async def insert_events(conn: AsyncConnection, events: Sequence[Event]) -> None:
-    """Insert new events (compressed_at and compressed_into empty) inside the caller's
-    write transaction."""
-    if conn.dialect.name == "postgresql":
-        # search_vector is a generated column: nothing else to write.
-        await conn.execute(insert(ev), [_row(e) for e in events])
-        return
+    """PostgreSQL: insert new events (compressed_at and compressed_into empty) inside the
+    caller's write transaction. search_vector is a generated column: nothing else to
+    write. (SQLite: `insert_events_sqlite`.)"""
+    if conn.dialect.name != "postgresql":
+        raise ValueError("insert_events is PostgreSQL's; SQLite's is insert_events_sqlite")
+    await conn.execute(insert(ev), [_row(e) for e in events])
+
+
+def insert_events_sqlite(conn: sqlite3.Connection, events: Sequence[Event]) -> None:
+    """SQLite: insert new events and index them for search, inside the write transaction
+    open on `conn` (app.storage.engine.write_on_thread), on the connection's thread."""
     # The rows to index are exactly those above the highest seq read before the INSERT:
     # the write transaction (BEGIN IMMEDIATE) holds SQLite's write lock, so no other writer
     # adds a row in between. If anything fails the whole transaction rolls back, index rows
     # with it (the group commit then retries each request in a transaction of its own,
     # which reads its own starting point).
-    after = (await conn.execute(_LAST_SEQ)).scalar_one()
-    # Positional tuples straight to the driver: SQLAlchemy's per-row parameter processing
-    # (construct_params, then two processors per timestamp) was about a third of the event
-    # loop's time in a 500-event batch (py-spy of `http_bench --only batch`). The values
+    (after,) = conn.execute(fulltext.LAST_EVENT_SEQ_SQL).fetchone()
+    # Positional tuples straight to sqlite3, not SQLAlchemy's per-row parameter processing
+    # (construct_params, then two processors per timestamp: about a third of the event
+    # loop's time in a 500-event batch, py-spy of `http_bench --only batch`). The values
     # are the ones SQLAlchemy would bind: text columns as they are, timestamps as
     # UTCDateTime binds them on SQLite (`sqlite_text`, held equal by tests/storage/
     # test_types.py). A group shares its `recorded_at`, and most events their
@@ -87,8 +91,8 @@ async def insert_events(conn: AsyncConnection, events: Sequence[Event]) -> None:
             e.id, e.scope.value, e.scope_ref, e.kind, e.body, e.source, e.source_ref,
             occurred, recorded, e.idempotency_key,
         ))  # fmt: skip
-    await conn.exec_driver_sql(_INSERT_SQLITE, rows)
-    await conn.execute(_INDEX, {"after": after})
+    conn.executemany(_INSERT_SQLITE, rows)
+    conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
 
 
 def _row(e: Event) -> dict[str, object]:

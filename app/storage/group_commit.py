@@ -10,12 +10,13 @@ full (TenantUnavailable) fails the whole group at once, nothing of it stored.
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage.engine import write_transaction
+from app.storage.engine import write_on_thread, write_transaction
 from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,9 @@ Req = TypeVar("Req")
 Res = TypeVar("Res")
 # Applies a group of requests inside one open transaction; one result or exception each.
 Apply = Callable[[AsyncConnection, Sequence[Req]], Awaitable[list[Res | BaseException]]]
+# The same on SQLite, run on the connection's thread with plain sqlite3 calls
+# (app.storage.engine.write_on_thread): the whole transaction is one hand-off.
+ApplyOnThread = Callable[[sqlite3.Connection, Sequence[Req]], list[Res | BaseException]]
 
 
 class GroupCommitter(Generic[Req, Res]):
@@ -32,11 +36,14 @@ class GroupCommitter(Generic[Req, Res]):
         engine: AsyncEngine,
         apply: Apply[Req, Res],
         *,
+        apply_on_thread: ApplyOnThread[Req, Res] | None = None,
         size: Callable[[Req], int] = lambda _: 1,
         max_size: int = 2000,
     ) -> None:
         self._engine = engine
         self._apply = apply
+        # SQLite only; PostgreSQL (and SQLite without it) runs `apply` in write_transaction.
+        self._on_thread = apply_on_thread if engine.dialect.name == "sqlite" else None
         self._size = size
         self._max_size = max_size
         # None is the stop signal from aclose.
@@ -127,6 +134,11 @@ class GroupCommitter(Generic[Req, Res]):
                 future.set_result(result)
 
     async def _transaction(self, requests: list[Req]) -> list[Res | BaseException]:
+        on_thread = self._on_thread
+        if on_thread is not None:
+            results = await write_on_thread(self._engine, lambda conn: on_thread(conn, requests))
+            self.groups += 1
+            return results
         async with write_transaction(self._engine) as conn:
             results = await self._apply(conn, requests)
         self.groups += 1

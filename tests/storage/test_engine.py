@@ -7,12 +7,13 @@ import inspect
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, event, select, text
 from sqlalchemy.engine.interfaces import CacheStats
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -21,12 +22,16 @@ from app.storage import engine as engine_module
 from app.storage.engine import (
     SqliteEngines,
     _OneHopCursor,
+    fetch_rows,
     read_rows,
     read_statement,
     read_transaction,
     sqlite_engine,
+    write_on_thread,
     write_transaction,
 )
+from app.storage.types import UTCDateTime
+from app.storage.unavailable import TenantUnavailable
 
 pytestmark = pytest.mark.sqlite_only  # SQLite's driver adapter
 
@@ -270,3 +275,166 @@ async def test_tenant_engines_share_one_dialect_and_compiled_cache(tmp_path: Pat
     finally:
         await first.dispose()
         await second.dispose()
+
+
+# -- write_on_thread: a whole write transaction as one call on aiosqlite's thread --------
+
+
+async def test_write_on_thread_commits_in_one_hop_on_aiosqlites_thread(
+    engine: AsyncEngine,
+) -> None:
+    loop_thread = threading.get_ident()
+    hops = 0
+    original = aiosqlite.Connection._execute
+
+    async def counting(self: aiosqlite.Connection, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal hops
+        hops += 1
+        return await original(self, fn, *args, **kwargs)
+
+    def write(conn: sqlite3.Connection) -> tuple[int, bool]:
+        conn.executemany("INSERT INTO t (v) VALUES (?)", [("a",), ("b",)])
+        return threading.get_ident(), conn.in_transaction
+
+    async with engine.connect() as warm:  # the pool's connection exists before counting
+        await warm.exec_driver_sql("SELECT 1")
+    aiosqlite.Connection._execute = counting  # type: ignore[method-assign]
+    try:
+        thread, in_transaction = await write_on_thread(engine, write)
+    finally:
+        aiosqlite.Connection._execute = original  # type: ignore[method-assign]
+    assert hops == 1  # BEGIN IMMEDIATE, the function and COMMIT: one hand-off
+    assert thread != loop_thread and in_transaction
+    async with read_statement(engine) as conn:
+        assert (await conn.exec_driver_sql("SELECT v FROM t ORDER BY id")).all() == [
+            ("a",),
+            ("b",),
+        ]
+        raw = await conn.get_raw_connection()
+        assert not raw.driver_connection.in_transaction  # type: ignore[union-attr]  # committed
+
+
+async def test_write_on_thread_takes_the_write_lock_up_front(engine: AsyncEngine) -> None:
+    """BEGIN IMMEDIATE: the function runs holding SQLite's write lock, so another writer
+    cannot slip a row in between its reads and its writes."""
+
+    def probe(conn: sqlite3.Connection) -> str:
+        other = sqlite3.connect(engine.url.database or "", timeout=0, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            return str(exc)
+        finally:
+            other.close()
+        return "not locked"
+
+    assert await write_on_thread(engine, probe) == "database is locked"
+
+
+@pytest.mark.parametrize("failure", ["constraint", "python"])
+async def test_write_on_thread_rolls_back_what_fails(engine: AsyncEngine, failure: str) -> None:
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO t (v) VALUES ('a')")
+        if failure == "constraint":
+            conn.execute("INSERT INTO t (v) VALUES ('a')")
+        raise ValueError("the function failed after its insert")
+
+    if failure == "constraint":
+        # As from a statement run through SQLAlchemy: its IntegrityError, sqlite3's inside.
+        with pytest.raises(IntegrityError) as info:
+            await write_on_thread(engine, write)
+        assert isinstance(info.value.orig, sqlite3.IntegrityError)
+    else:
+        with pytest.raises(ValueError, match="failed after its insert"):
+            await write_on_thread(engine, write)
+    async with read_statement(engine) as conn:
+        assert (await conn.exec_driver_sql("SELECT count(*) FROM t")).scalar() == 0
+    # The connection went back to the pool outside any transaction, and works.
+    assert (
+        await write_on_thread(
+            engine, lambda c: c.execute("INSERT INTO t (v) VALUES ('b')").rowcount
+        )
+        == 1
+    )
+
+
+async def test_write_on_thread_says_a_locked_database_is_unavailable(tmp_path: Path) -> None:
+    engine = sqlite_engine(tmp_path / "l.db", synchronous="NORMAL", busy_timeout_ms=50, pool_size=1)
+    try:
+        await write_on_thread(engine, lambda c: c.execute("CREATE TABLE t (v TEXT)"))
+        holder = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(TenantUnavailable) as info:
+                await write_on_thread(engine, lambda c: c.execute("INSERT INTO t VALUES ('x')"))
+            assert info.value.reason == "busy"
+        finally:
+            holder.close()
+        assert (
+            await write_on_thread(
+                engine, lambda c: c.execute("INSERT INTO t VALUES ('y')").rowcount
+            )
+            == 1
+        )
+    finally:
+        await engine.dispose()
+
+
+async def test_a_cancelled_write_on_thread_finishes_and_invalidates_its_connection(
+    engine: AsyncEngine,
+) -> None:
+    """Cancelling the wait cannot stop the function on aiosqlite's thread: it commits or
+    rolls back there on its own, and its connection is closed after it, never reused."""
+    started, release = threading.Event(), threading.Event()
+    invalidated: list[object] = []
+
+    @event.listens_for(engine.sync_engine, "invalidate")
+    def _invalidate(dbapi_connection: Any, *_: Any) -> None:
+        invalidated.append(dbapi_connection)
+
+    def slow(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO t (v) VALUES ('late')")
+        started.set()
+        release.wait(30)
+
+    task = asyncio.create_task(write_on_thread(engine, slow))
+    assert await asyncio.to_thread(started.wait, 30)
+    task.cancel()
+    await asyncio.sleep(0)
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(invalidated) == 1
+    async with read_statement(engine) as conn:  # it committed on its thread
+        assert (await conn.exec_driver_sql("SELECT v FROM t")).scalars().all() == ["late"]
+
+
+async def test_fetch_rows_converts_as_sqlalchemy_does(tmp_path: Path) -> None:
+    """fetch_rows (a plain sqlite3 read inside write_on_thread) gives the values a read
+    through the engine gives: timestamps as aware datetimes, not SQLite's text."""
+    engine = sqlite_engine(
+        tmp_path / "f.db", synchronous="NORMAL", busy_timeout_ms=1000, pool_size=1
+    )
+    meta = MetaData()
+    table = Table(
+        "f", meta, Column("id", Integer, primary_key=True), Column("at", UTCDateTime),
+        Column("v", String),
+    )  # fmt: skip
+    at = datetime(2026, 11, 30, 5, 20, 1, 123456, tzinfo=UTC)
+    try:
+        async with write_transaction(engine) as conn:
+            await conn.run_sync(meta.create_all)
+            await conn.execute(
+                table.insert(), [{"id": 1, "at": at, "v": "a"}, {"id": 2, "at": None, "v": "b"}]
+            )
+        statement = select(table).where(table.c.id >= bindparam("low")).order_by(table.c.id)
+        async with read_statement(engine) as conn:
+            expected = [tuple(r) for r in (await conn.execute(statement, {"low": 1})).all()]
+        got = await write_on_thread(engine, lambda c: fetch_rows(c, statement, {"low": 1}))
+        assert [tuple(r) for r in got] == expected == [(1, at, "a"), (2, None, "b")]
+        with pytest.raises(ValueError, match="expanding IN"):
+            await write_on_thread(
+                engine, lambda c: fetch_rows(c, select(table).where(table.c.id.in_([1, 2])), {})
+            )
+    finally:
+        await engine.dispose()
