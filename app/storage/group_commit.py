@@ -60,8 +60,10 @@ class GroupCommitter(Generic[Req, Res]):
         self._queue.put_nowait((request, future))
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="group-commit")
-        # shield: a client that goes away does not cancel a write others share.
-        return await asyncio.shield(future)
+        # A client that goes away cancels only its own future: the writer skips answering
+        # a done future, and its write (shared with others) goes ahead. (asyncio.shield
+        # did the same with a second future and two callbacks per request.)
+        return await future
 
     async def aclose(self) -> None:
         """Finish what is queued, then stop."""

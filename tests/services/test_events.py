@@ -150,6 +150,23 @@ async def test_one_failing_request_does_not_fail_its_group(db: TenantDb) -> None
     assert await count(db) == 10
 
 
+async def test_a_client_that_goes_away_leaves_its_group_answered_and_its_write_done(
+    db: TenantDb,
+) -> None:
+    """Cancelling one waiting append (a client that disconnected) cancels only its own
+    wait: the group it shares is written and every other request in it answered; the
+    writer keeps serving."""
+    waiting = [asyncio.create_task(events.append_event(db, ev(body=f"w{i}"))) for i in range(20)]
+    await asyncio.sleep(0)  # all of them queued for the writer
+    waiting[3].cancel()
+    done = await asyncio.gather(*waiting, return_exceptions=True)
+    assert isinstance(done[3], asyncio.CancelledError)
+    assert all(not isinstance(d, BaseException) for i, d in enumerate(done) if i != 3)
+    assert await count(db) == 20  # the cancelled client's event was written with its group
+    assert not (await events.append_event(db, ev(body="after"))).replayed
+    assert await count(db) == 21
+
+
 async def test_events_are_immutable_in_the_database(db: TenantDb) -> None:
     e = (await events.append_event(db, ev())).event
     refused: list[Executable] = [
