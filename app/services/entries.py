@@ -24,7 +24,6 @@ from app.services import cursors, search, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import (
-    Edge,
     Entry,
     EntryFilter,
     EntryIn,
@@ -33,6 +32,8 @@ from app.services.records import (
     Event,
     Page,
     Scope,
+    new_edge,
+    new_entry,
 )
 from app.storage import fulltext
 from app.storage.engine import read_rows, read_statement, write_transaction
@@ -55,7 +56,7 @@ def to_entry(row: Any) -> Entry:
         id_, scope, scope_ref, title, summary, tags, importance, source, created_at,
         updated_at, version,
     ) = row[:_N_COLUMNS]  # fmt: skip
-    return Entry(
+    return new_entry(
         id=id_, scope=Scope(scope), scope_ref=scope_ref, title=title, summary=summary,
         tags=list(tags), importance=importance, source=EntrySource(source),
         created_at=created_at, updated_at=updated_at, version=version,
@@ -215,7 +216,7 @@ async def list_entries(
         )
         entries = [to_entry(r) for r in await conn.execute(stmt)]
     edges = [
-        Edge(cursors.encode("entries", [e.updated_at.isoformat(), e.id]), e)
+        new_edge(cursors.encode("entries", [e.updated_at.isoformat(), e.id]), e)
         for e in entries[:first]
     ]
     return Page(edges, has_next_page=len(entries) > first)
@@ -301,7 +302,7 @@ async def _search(
     if rows and hwm is None:
         hwm = rows[0].hwm
     edges = [
-        Edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -row.rank)
+        new_edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -row.rank)
         for i, row in enumerate(rows[:first])
     ]
     return Page(edges, has_next_page=len(rows) > first)
@@ -326,5 +327,5 @@ async def source_events(
         .limit(first + 1)
     )
     rows = await read_rows(db.engine, stmt)
-    edges = [Edge(cursors.encode("sources", [r.position]), to_event(r)) for r in rows[:first]]
+    edges = [new_edge(cursors.encode("sources", [r.position]), to_event(r)) for r in rows[:first]]
     return Page(edges, has_next_page=len(rows) > first)

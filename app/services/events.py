@@ -14,7 +14,17 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app import ids, metrics
 from app.errors import Conflict, JetError, JetErrors
 from app.services import cursors, search, validation
-from app.services.records import Appended, Edge, Event, EventFilter, EventIn, Page, Scope
+from app.services.records import (
+    Appended,
+    Event,
+    EventFilter,
+    EventIn,
+    Page,
+    Scope,
+    new_appended,
+    new_edge,
+    new_event,
+)
 from app.storage import event_log, fulltext
 from app.storage.engine import fetch_rows, read_rows, read_transaction
 from app.storage.group_commit import GroupCommitter
@@ -38,7 +48,7 @@ def to_event(row: Any) -> Event:
         id_, scope, scope_ref, kind, body, source, source_ref, occurred_at, recorded_at,
         compressed_at, compressed_into, idempotency_key,
     ) = row[:_N_COLUMNS]  # fmt: skip
-    return Event(
+    return new_event(
         id_, _SCOPES.get(scope) or Scope(scope), scope_ref, kind, body, source, source_ref,
         occurred_at, recorded_at, compressed_at, compressed_into, idempotency_key,
     )  # fmt: skip
@@ -170,7 +180,7 @@ def _decide(
             stored = (known.get(key) or pending.get(key)) if key else None
             if stored is not None:
                 if _same_content(stored, new):
-                    out.append(Appended(stored, replayed=True))
+                    out.append(new_appended(stored, True))
                     continue
                 field = (
                     ["input", str(i), "idempotencyKey"]
@@ -181,7 +191,7 @@ def _decide(
                     field, f"idempotencyKey {key!r} was already used for a different event",
                 ))  # fmt: skip
                 continue
-            event = Event(
+            event = new_event(
                 id=ids.new_id(ids.EVENT), scope=new.scope, scope_ref=new.scope_ref,
                 kind=new.kind, body=new.body, source=new.source, source_ref=new.source_ref,
                 occurred_at=new.occurred_at or now, recorded_at=now, compressed_at=None,
@@ -189,7 +199,7 @@ def _decide(
             )  # fmt: skip
             if key:
                 pending[key] = event
-            out.append(Appended(event, replayed=False))
+            out.append(new_appended(event, False))
         if errors:
             results.append(errors[0] if len(errors) == 1 else JetErrors(errors))
             continue
@@ -217,7 +227,7 @@ async def list_events(
         return await _search_page(db, flt, first=first, after=after)
     events, has_next_page = await _list_page(db, flt, first=first, after=after)
     encode_at = cursors.encode_at
-    edges = [Edge(encode_at("events", e.occurred_at, e.id), e) for e in events]
+    edges = [new_edge(encode_at("events", e.occurred_at, e.id), e) for e in events]
     return Page(edges, has_next_page)
 
 
@@ -370,7 +380,7 @@ async def _search_events(
     )
     rows = list(await conn.execute(stmt))
     edges = [
-        Edge(cursors.encode("events-search", [hwm, offset + i + 1]), to_event(row), -row.rank)
+        new_edge(cursors.encode("events-search", [hwm, offset + i + 1]), to_event(row), -row.rank)
         for i, row in enumerate(rows[:first])
     ]
     return Page(edges, has_next_page=len(rows) > first)
