@@ -75,7 +75,7 @@ async def reserve(
     # once: the check and the insert must not interleave, or both fit the same headroom.
     await advisory_lock(conn, "budget")
     await check(conn, policy, need=sum(estimates), at=at)
-    calls = [ids.new_id(ids.LLM_CALL) for _ in estimates]
+    calls = ids.new_ids(ids.LLM_CALL, len(estimates))
     await conn.execute(
         insert(calls_t),
         [

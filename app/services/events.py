@@ -169,6 +169,8 @@ def _decide(
     """Each request's answer (its events, replays, or its conflicts) given the events
     already stored under its keys, and the new events to insert."""
     now = utcnow()
+    # An id for every event of the group, made in one call (some go unused: replays).
+    fresh = iter(ids.new_ids(ids.EVENT, sum(len(r.events) for r in requests)))
     to_insert: list[Event] = []
     results: list[list[Appended] | BaseException] = []
     for request in requests:
@@ -192,7 +194,7 @@ def _decide(
                 ))  # fmt: skip
                 continue
             event = new_event(
-                id=ids.new_id(ids.EVENT), scope=new.scope, scope_ref=new.scope_ref,
+                id=next(fresh), scope=new.scope, scope_ref=new.scope_ref,
                 kind=new.kind, body=new.body, source=new.source, source_ref=new.source_ref,
                 occurred_at=new.occurred_at or now, recorded_at=now, compressed_at=None,
                 compressed_into=None, idempotency_key=key,
