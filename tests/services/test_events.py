@@ -69,6 +69,12 @@ async def test_body_limit_is_exact(db: TenantDb) -> None:
     await events.append_event(db, ev(body="x" * limits.EVENT_BODY_MAX_BYTES))
     with pytest.raises(TooLarge, match="65537 bytes; the limit is 65536"):
         await events.append_event(db, ev(body="x" * (limits.EVENT_BODY_MAX_BYTES + 1)))
+    # Bytes, not characters: one character short of the limit, but two bytes over it.
+    with pytest.raises(TooLarge, match="65537 bytes; the limit is 65536"):
+        await events.append_event(db, ev(body="é" + "x" * (limits.EVENT_BODY_MAX_BYTES - 1)))
+    # Blank is any whitespace at all (str.isspace's), not only spaces and newlines.
+    with pytest.raises(InvalidInput, match="body must not be empty"):
+        await events.append_event(db, ev(body="\u2003\t\u3000"))
 
 
 async def test_institutional_event_has_no_scope_ref(db: TenantDb) -> None:
