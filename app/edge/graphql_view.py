@@ -6,7 +6,10 @@ a request error (parse, validation, variables); `application/json` answers 200 a
 A mutation over GET is 405 with `Allow: POST`.
 
 Per request, the common case (one operation POSTed as `application/json`) takes a short
-path through the same hooks (`run` below); responses are encoded with orjson.
+path through the same hooks (`run` below); request bodies are parsed and responses encoded
+with orjson. The short path makes by hand what starlette would for it (the body read, the
+header reads, the sub-response and the response), each held to starlette's own code by
+tests/graphql/test_view_short_path.py.
 """
 
 import json
@@ -97,8 +100,8 @@ def _is_json_post(request: Request) -> bool:
 
     Also notes the Accept negotiation (`_wants_graphql_response`) on the way: both are
     read in one pass over the ASGI headers, as starlette's `Headers.get` reads them (the
-    first header of each name, as given: ASGI names are lowercase; values latin-1) without making
-    the request's `Headers` object (~2 µs of a `{ __typename }` request).
+    first header of each name, names as given (ASGI's are lowercase), values latin-1),
+    without making the request's `Headers` object (~2 µs of a `{ __typename }` request).
     """
     scope = request.scope
     if scope["method"] != "POST":
