@@ -79,13 +79,18 @@ from graphql import (
     is_leaf_type,
 )
 from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
+from graphql.execution.executor import CollectedErrors
 from graphql.execution.get_variable_signature import get_variable_signature
 from graphql.execution.values import VariableValues, VariableValueSource
 from graphql.language.parser import MAX_NESTING_DEPTH
 from graphql.pyutils import is_awaitable as default_is_awaitable
 from graphql.pyutils.gather_with_cancel import gather_with_cancel
+from graphql.pyutils.is_awaitable import is_async_iterable as default_is_async_iterable
+from graphql.pyutils.ref_map import RefMap
+from graphql.type.definition import is_required_input_field
+from graphql.type.directives import GraphQLDisableErrorPropagationDirective
 from graphql.type.scalars import serialize_boolean, serialize_id, serialize_int, serialize_string
-from graphql.utilities.coerce_input_value import coerce_input_value
+from graphql.utilities.coerce_input_value import coerce_default_value, coerce_input_value
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.relay.types import GlobalID
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -472,14 +477,28 @@ _settling: set[Any] = set()
 class _Prepared:
     """What `Executor.build` works out from (schema, document, operation name) alone."""
 
-    __slots__ = ("document", "fragment_definitions", "fragments", "operation", "schema", "vars")
+    __slots__ = (
+        "document",
+        "error_propagation",
+        "fragment_definitions",
+        "fragments",
+        "operation",
+        "schema",
+        "vars",
+    )
 
     def __init__(self, schema: Any, document: Any, operation: Any, fragments: Any) -> None:
         self.schema, self.document, self.operation = schema, document, operation
+        # As `Executor.__init__` works it out.
+        self.error_propagation = not any(
+            directive.name.value == GraphQLDisableErrorPropagationDirective.name
+            for directive in operation.directives or ()
+        )
         self.fragment_definitions = {name: f.definition for name, f in fragments.items()}
         self.fragments = fragments
-        # (signature, has a default, non-null, shallow enough to skip the nesting check)
-        self.vars: list[tuple[Any, bool, bool, bool]] = []
+        # (signature, has a default, non-null, shallow enough to skip the nesting check,
+        # its value's coercer)
+        self.vars: list[tuple[Any, bool, bool, bool, Callable[[Any], Any]]] = []
         for var_def in operation.variable_definitions or ():
             signature = get_variable_signature(schema, var_def)
             if isinstance(signature, GraphQLError):
@@ -490,6 +509,7 @@ class _Prepared:
                     bool(var_def.default_value),
                     isinstance(signature.type, GraphQLNonNull),
                     _input_depth(signature.type, ()) <= MAX_NESTING_DEPTH,
+                    _coercer(signature.type, ()),
                 )
             )
 
@@ -498,7 +518,7 @@ class _Prepared:
         left to its default; else None (graphql-core's path, with its errors)."""
         sources: dict[str, VariableValueSource] = {}
         coerced: dict[str, Any] = {}
-        for signature, has_default, non_null, shallow in self.vars:
+        for signature, has_default, non_null, shallow, coerce in self.vars:
             name = signature.name
             value = inputs.get(name, Undefined)
             if value is Undefined:
@@ -509,11 +529,124 @@ class _Prepared:
             sources[name] = VariableValueSource(signature, value)
             if not shallow:
                 return None
-            coerced_value = coerce_input_value(value, signature.type)
+            try:
+                coerced_value = coerce(value)
+            except Exception:  # noqa: BLE001 - graphql-core's path raises or reports it
+                return None
             if coerced_value is Undefined:
                 return None
             coerced[name] = coerced_value
         return VariableValues(sources, coerced)
+
+
+# -- variable values ----------------------------------------------------------------------
+#
+# graphql-core's `coerce_input_value` walks a variable's type generically for every value:
+# for an AppendMemoryEventInput, 11 recursive calls each testing non-null, list, input
+# object and leaf (~9% of an append's CPU in process, cProfile). `_coercer` does that walk
+# once per variable definition (with the prepared document) and returns a function doing
+# what `coerce_input_value` does for a value of that type: non-null, null, leaves (the
+# type's own `coerce_input_value`, an error making the value invalid), lists given as
+# Python lists, input objects (unknown fields, required fields, defaults through
+# graphql-core's memoised `coerce_default_value`, `out_name`, `out_type`). What it does
+# not do is graphql-core's own function: OneOf input objects, a recursive input type,
+# a list given as another iterable or a single value. Its answer is only used when it is
+# a value: Undefined (invalid) or an exception sends the whole request to graphql-core's
+# `coerce_variable_values`, whose errors are reported (tests/graphql/test_coercers.py
+# holds both equal over the schema's input types and generated values).
+
+
+def _coercer(type_: Any, seen: tuple[Any, ...]) -> Callable[[Any], Any]:
+    if isinstance(type_, GraphQLNonNull):
+        inner = _coercer(type_.of_type, seen)
+
+        def non_null(value: Any) -> Any:
+            if value is None or value is Undefined:
+                return Undefined
+            return inner(value)
+
+        return non_null
+    if isinstance(type_, GraphQLLeafType):
+        coerce_leaf = type_.coerce_input_value
+
+        def leaf(value: Any) -> Any:
+            if value is None or value is Undefined:
+                return None
+            try:
+                return coerce_leaf(value)
+            except Exception:  # noqa: BLE001 - graphql-core's: invalid
+                return Undefined
+
+        return leaf
+    if isinstance(type_, GraphQLList):
+        item = _coercer(type_.of_type, seen)
+
+        def list_(value: Any) -> Any:
+            if value is None or value is Undefined:
+                return None
+            if value.__class__ is not list:
+                return coerce_input_value(value, type_)
+            coerced: list[Any] = []
+            append = coerced.append
+            for item_value in value:
+                coerced_item = item(item_value)
+                if coerced_item is Undefined:
+                    return Undefined
+                append(coerced_item)
+            return coerced
+
+        return list_
+    if isinstance(type_, GraphQLInputObjectType) and not type_.is_one_of and type_ not in seen:
+        names = frozenset(type_.fields)
+        fields = [
+            (
+                name,
+                field.out_name or name,
+                _coercer(field.type, (*seen, type_)),
+                is_required_input_field(field),
+                field,
+            )
+            for name, field in type_.fields.items()
+        ]
+        out_type = type_.out_type
+
+        def input_object(value: Any) -> Any:
+            if value is None or value is Undefined:
+                return None
+            if not isinstance(value, dict):
+                return Undefined
+            for field_name, field_value in value.items():
+                if field_value is not Undefined and field_name not in names:
+                    return Undefined
+            coerced: dict[str, Any] = {}
+            for name, out_name, coerce_field, required, field in fields:
+                field_value = value.get(name, Undefined)
+                if field_value is Undefined:
+                    if required:
+                        return Undefined
+                    default = coerce_default_value(field)
+                    if default is not Undefined:
+                        coerced[out_name] = default
+                else:
+                    coerced_field = coerce_field(field_value)
+                    if coerced_field is Undefined:
+                        return Undefined
+                    coerced[out_name] = coerced_field
+            return out_type(coerced)
+
+        return input_object
+    return partial(_core_coerce, type_=type_)
+
+
+def _core_coerce(value: Any, type_: Any) -> Any:
+    return coerce_input_value(value, type_)
+
+
+def _ref_map() -> RefMap[Any, Any]:
+    # `RefMap()`: its `__init__` (through MutableMapping's) leaves an empty `_map`.
+    ref_map: RefMap[Any, Any] = RefMap.__new__(RefMap)
+    ref_map._map = {}
+    return ref_map
 
 
 def _input_depth(type_: Any, seen: tuple[Any, ...]) -> float:
@@ -586,6 +719,70 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
             _seen_operations[id(operation)] = operation
 
     @classmethod
+    def _create(
+        cls,
+        prepared: "_Prepared",
+        root_value: Any,
+        context_value: Any,
+        variable_values: VariableValues,
+        middleware_manager: MiddlewareManager | None,
+        is_awaitable: Any,
+        is_async_iterable: Any,
+        hide_suggestions: bool,
+        abort_signal: Any,
+        hooks: Any,
+        operation_extensions: Any,
+    ) -> "JetExecutionContext":
+        """`cls(...)` as `build` calls it (default resolvers, no early execution), with
+        the attributes set here instead of through four `__init__`s: graphql-core's
+        `Executor` and `IncrementalExecutor`, Strawberry's (operation_extensions) and
+        ours. ~5 µs of a `{ __typename }` operation went into that chain (keyword
+        arguments passed on twice, the resolver helpers made and replaced, three
+        RefMaps through MutableMapping's `__init__`, the error-propagation directive
+        looked for in the operation, which `_Prepared` knows). The same attributes with
+        the same values (tests/graphql/test_prepared_build.py compares `vars()`)."""
+        self = cls.__new__(cls)
+        self.schema = prepared.schema
+        self.fragment_definitions = dict(prepared.fragment_definitions)
+        self.fragments = dict(prepared.fragments)
+        self.root_value = root_value
+        self.context_value = context_value
+        operation = self.operation = prepared.operation
+        self.variable_values = variable_values
+        self.field_resolver = default_field_resolver
+        self.type_resolver = default_type_resolver
+        self.subscribe_field_resolver = default_field_resolver
+        self.enable_early_execution = False
+        self.hide_suggestions = hide_suggestions
+        self.abort_signal = abort_signal
+        self.hooks = hooks
+        self.middleware_manager = middleware_manager
+        self.error_propagation = prepared.error_propagation
+        self.is_awaitable = is_awaitable or default_is_awaitable
+        self.is_async_iterable = is_async_iterable or default_is_async_iterable
+        self.collected_errors = CollectedErrors()
+        self.pending_incremental_futures = set()
+        self.background_futures = set()
+        self.async_work_finished_hook_task = None
+        self._relevant_sub_fields = {}
+        self._stream_usages = _ref_map()
+        # IncrementalExecutor's
+        self.defer_usage_set = None
+        self.groups = []
+        self.tasks = []
+        self.streams = []
+        self._initial_execution_plans = _ref_map()
+        self._deferred_execution_plans = _ref_map()
+        # Strawberry's
+        self.operation_extensions = operation_extensions
+        # ours (as __init__ above)
+        self.async_helpers = _weak_async_helpers(self)
+        self._objects_short_cut = _seen_operations.get(id(operation)) is operation
+        if not self._objects_short_cut:
+            _seen_operations[id(operation)] = operation
+        return self
+
+    @classmethod
     def build(
         cls,
         schema: Any,
@@ -632,6 +829,20 @@ class JetExecutionContext(StrawberryGraphQLCoreExecutionContext):
         if prepared is None or variable_values is None:
             return super().build(*arguments, **options)
         assert_valid_schema(schema)
+        if (
+            cls.__init__ is JetExecutionContext.__init__
+            and field_resolver is None
+            and type_resolver is None
+            and subscribe_field_resolver is None
+            and not enable_early_execution
+            and isinstance(middleware, MiddlewareManager | None)
+            and set(custom_args) <= {"operation_extensions"}
+        ):
+            return cls._create(
+                prepared, root_value, context_value, variable_values, middleware,
+                is_awaitable, is_async_iterable, hide_suggestions, abort_signal, hooks,
+                custom_args.get("operation_extensions"),
+            )  # fmt: skip
         return cls(
             schema,
             dict(prepared.fragment_definitions),

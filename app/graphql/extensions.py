@@ -96,12 +96,19 @@ def operation_of(execution_context: Any) -> tuple[str | None, str]:
         return name, "unknown"
 
 
-def record_operation(execution_context: Any) -> None:
-    """Put the operation's (name, type) in the request's ASGI scope for HttpMetrics."""
+def record_operation(
+    execution_context: Any, operation: tuple[str | None, str] | None = None
+) -> None:
+    """Put the operation's (name, type) in the request's ASGI scope for HttpMetrics.
+
+    `operation`: what `operation_of` would answer, when the caller has worked it out.
+    """
     request = getattr(execution_context.context, "request", None)
     scope = getattr(request, "scope", None)
     if isinstance(scope, dict):
-        scope.setdefault("state", {})[OPERATION_STATE_KEY] = operation_of(execution_context)
+        scope.setdefault("state", {})[OPERATION_STATE_KEY] = (
+            operation_of(execution_context) if operation is None else operation
+        )
 
 
 @dataclass(frozen=True, slots=True)

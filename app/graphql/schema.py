@@ -6,6 +6,7 @@ masked for the client and logged with the request id (app/edge/graphql_view.py).
 """
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 import strawberry
@@ -14,7 +15,8 @@ from graphql.validation import NoSchemaIntrospectionCustomRule
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.tools import merge_types
-from strawberry.types import ExecutionContext, Info
+from strawberry.types import ExecutionContext, ExecutionResult, Info
+from strawberry.types.graphql import OperationType
 
 from app.errors import JetError, JetErrors
 from app.graphql.compaction import CompactionMutation, CompactionQuery
@@ -27,6 +29,7 @@ from app.graphql.execution import (
     install_input_builders,
 )
 from app.graphql.extensions import JetExtensionsRunner, OperationPolicy
+from app.graphql.operation import execute_lean, lean_execution
 from app.graphql.types import (
     AppendMemoryEventInput,
     AppendMemoryEventPayload,
@@ -259,6 +262,30 @@ class JetSchema(strawberry.Schema):
     def __init__(self, *, policy: OperationPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.policy = policy
+        # Strawberry's `execute`, as straight-line code, where it is the same (operation.py).
+        self.lean = lean_execution(self, JetSchema.create_extensions_runner)
+
+    async def execute(  # noqa: PLR0917
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        run = execute_lean if self.lean else strawberry.Schema.execute
+        return await run(
+            self,
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            allowed_operation_types,
+            operation_extensions,
+        )
 
     def create_extensions_runner(
         self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
