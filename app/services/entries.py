@@ -36,7 +36,13 @@ from app.services.records import (
     new_entry,
 )
 from app.storage import fulltext
-from app.storage.engine import read_rows, read_statement, write_transaction
+from app.storage.engine import (
+    fetch_rows,
+    read_on_thread,
+    read_rows,
+    read_statement,
+    write_transaction,
+)
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
@@ -179,6 +185,8 @@ async def list_entries(
     if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
         raise InvalidInput(["filter", "minImportance"], "minImportance must be 1 to 5")
     if flt.search is not None:
+        if db.engine.dialect.name == "sqlite" and not flt.sources:
+            return await _search_on_thread(db, flt, first=first, after=after)
         # One statement: no BEGIN/COMMIT around it (it reads one snapshot on its own).
         async with read_statement(db.engine) as conn:
             return await _search(conn, flt, first=first, after=after)
@@ -277,6 +285,32 @@ async def _search(
 ) -> Page[Entry]:
     """Relevance-ordered, paged by offset under the high-water mark of the first page (see
     cursors.decode_search): one statement a page."""
+    stmt, values, hwm, offset = _search_query(fulltext.Target.of(conn), flt, first, after)
+    rows = (await conn.execute(stmt, values)).all()
+    if rows and hwm is None:
+        hwm = rows[0].hwm  # the first page reads the high-water mark its cursors keep
+    return _search_page([(row, row.rank) for row in rows], first=first, hwm=hwm, offset=offset)
+
+
+async def _search_on_thread(
+    db: TenantDb, flt: EntryFilter, *, first: int, after: str | None
+) -> Page[Entry]:
+    """_search's page on SQLite, the statement run by plain sqlite3 on aiosqlite's thread
+    (read_on_thread, fetch_rows: the same SQL and value conversions, compiled once), not
+    through SQLAlchemy's execution and result layers. Not for a filter by sources (an
+    expanding IN list, which fetch_rows does not take)."""
+    stmt, values, hwm, offset = _search_query(fulltext.Target("sqlite"), flt, first, after)
+    rows = await read_on_thread(db.engine, lambda conn: fetch_rows(conn, stmt, values))
+    rank_at, hwm_at = _RANK_HWM_AT.get(stmt) or _rank_hwm_at(stmt)
+    if rows and hwm is None:
+        hwm = rows[0][hwm_at]
+    return _search_page([(row, row[rank_at]) for row in rows], first=first, hwm=hwm, offset=offset)
+
+
+def _search_query(
+    target: fulltext.Target, flt: EntryFilter, first: int, after: str | None
+) -> tuple[Select[Any], dict[str, Any], int | None, int]:
+    """The search statement of this page, its values, and the cursor's hwm and offset."""
     assert flt.search is not None
     query = fulltext.Search(
         search.words(flt.search, "filter.search"),
@@ -285,7 +319,6 @@ async def _search(
         tags=list(flt.tags or []),
     )
     hwm, offset = cursors.decode_search("entries-search", after)
-    target = fulltext.Target.of(conn)
     stmt = search_statement(target.dialect, flt, query, cursor=hwm is not None)
     values = fulltext.params(target, query)
     values["page_offset"] = offset
@@ -298,14 +331,29 @@ async def _search(
         values["sources"] = [s.value for s in flt.sources]
     if flt.scope is None and flt.scope_ref is not None:
         values["scope_ref"] = flt.scope_ref
-    rows = (await conn.execute(stmt, values)).all()
-    if rows and hwm is None:
-        hwm = rows[0].hwm
+    return stmt, values, hwm, offset
+
+
+def _search_page(
+    rows: Sequence[tuple[Any, float]], *, first: int, hwm: int | None, offset: int
+) -> Page[Entry]:
+    """The page of (row, rank) pairs, under the high-water mark `hwm`."""
     edges = [
-        new_edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -row.rank)
-        for i, row in enumerate(rows[:first])
+        new_edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -rank)
+        for i, (row, rank) in enumerate(rows[:first])
     ]
     return Page(edges, has_next_page=len(rows) > first)
+
+
+# search statement -> the positions of its `rank` and `hwm` columns (-1: a later page's
+# statement has no `hwm`)
+_RANK_HWM_AT: dict[Select[Any], tuple[int, int]] = {}
+
+
+def _rank_hwm_at(stmt: Select[Any]) -> tuple[int, int]:
+    keys = list(stmt.selected_columns.keys())
+    _RANK_HWM_AT[stmt] = at = (keys.index("rank"), keys.index("hwm") if "hwm" in keys else -1)
+    return at
 
 
 async def source_events(

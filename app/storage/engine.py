@@ -592,6 +592,30 @@ async def write_on_thread(engine: AsyncEngine, fn: Callable[[sqlite3.Connection]
     are wrapped as SQLAlchemy wraps them (IntegrityError...). A cancelled wait leaves
     `fn` running on the thread: the connection is then invalidated (closed after it,
     never reused), as SQLAlchemy does for a statement interrupted that way."""
+    return await _on_thread(engine, _write_transaction, fn)
+
+
+async def read_on_thread(engine: AsyncEngine, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    """`fn(sqlite3 connection)`, ONE read statement (see `fetch_rows`), as one call on a
+    pooled connection's aiosqlite thread, without BEGIN/COMMIT: SQLite runs a lone
+    statement in a transaction of its own, one consistent snapshot (as `read_statement`).
+
+    For the entry search, whose rare-word pages take ~0.6 ms of SQLite: SQLAlchemy's
+    execution and result layers around it cost about as much again on the event loop
+    (bench/http_bench.py --only search, 2026-11-30). Errors and cancellation as in
+    `write_on_thread`."""
+    return await _on_thread(engine, _call, fn)
+
+
+def _call(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    return fn(conn)
+
+
+async def _on_thread(
+    engine: AsyncEngine,
+    run: Callable[[sqlite3.Connection, Callable[[sqlite3.Connection], _T]], _T],
+    fn: Callable[[sqlite3.Connection], _T],
+) -> _T:
     async with engine.connect() as conn:
         raw = await conn.get_raw_connection()
         adapted = raw.dbapi_connection
@@ -599,7 +623,7 @@ async def write_on_thread(engine: AsyncEngine, fn: Callable[[sqlite3.Connection]
         async with adapted._execute_mutex:  # type: ignore[union-attr]
             try:
                 return await driver._execute(  # type: ignore[no-untyped-call,no-any-return]  # aiosqlite leaves it unannotated
-                    _write_transaction, driver._conn, fn
+                    run, driver._conn, fn
                 )
             except sqlite3.Error as exc:
                 unavailable = classify(exc)

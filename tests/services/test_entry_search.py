@@ -19,8 +19,9 @@ from sqlalchemy import event, func, insert, select, text
 from app.errors import InvalidInput
 from app.services import cursors, entries, search
 from app.services.records import Edge, Entry, EntryFilter, EntryPatch, EntrySource, Page, Scope
+from app.storage import engine as engine_module
 from app.storage import fulltext
-from app.storage.engine import read_transaction, write_transaction
+from app.storage.engine import read_statement, read_transaction, write_transaction
 from app.storage.models import entries_table as en
 from app.storage.tenants import TenantDb
 
@@ -142,8 +143,36 @@ FILTERS = [
 ]
 
 
+@pytest.fixture(params=["thread", "engine"])
+def read_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways a page is read on SQLite: plain sqlite3 on aiosqlite's thread
+    (entries._search_on_thread) and SQLAlchemy's engine (entries._search, as on PostgreSQL
+    and for a filter by sources)."""
+    on_sqlite = request.getfixturevalue("backend") == "sqlite"
+    if request.param == "thread":
+        if not on_sqlite:
+            pytest.skip("PostgreSQL reads every page through the engine")
+        search_on_engine = entries._search
+
+        async def engine_path(conn: Any, flt: EntryFilter, **kwargs: Any) -> Page[Entry]:
+            assert flt.sources, f"read through the engine, not on the thread: {flt}"
+            return await search_on_engine(conn, flt, **kwargs)
+
+        monkeypatch.setattr(entries, "_search", engine_path)
+    else:
+
+        async def via_engine(db: TenantDb, flt: EntryFilter, **kwargs: Any) -> Page[Entry]:
+            async with read_statement(db.engine) as conn:
+                return await entries._search(conn, flt, **kwargs)
+
+        monkeypatch.setattr(entries, "_search_on_thread", via_engine)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("first", [1, 4, 20])
-async def test_search_pages_are_the_same_as_before(db: TenantDb, first: int) -> None:
+async def test_search_pages_are_the_same_as_before(
+    db: TenantDb, first: int, read_path: str
+) -> None:
     await fill(db)
     walked = 0
     for flt in FILTERS:
@@ -159,7 +188,7 @@ async def test_search_pages_are_the_same_as_before(db: TenantDb, first: int) -> 
     assert walked > 200  # the filters do find rows (and walk several pages)
 
 
-async def test_the_same_after_updates_and_deletes(db: TenantDb) -> None:
+async def test_the_same_after_updates_and_deletes(db: TenantDb, read_path: str) -> None:
     """The page is cut from the FTS5 index before memory_entries is joined: the index must
     hold exactly the entries (the migration's triggers), also after updates and deletes."""
     await fill(db, 80)
@@ -179,7 +208,9 @@ async def test_the_same_after_updates_and_deletes(db: TenantDb) -> None:
             after = page.end_cursor
 
 
-async def test_a_cursor_keeps_its_snapshot_and_old_cursors_still_read(db: TenantDb) -> None:
+async def test_a_cursor_keeps_its_snapshot_and_old_cursors_still_read(
+    db: TenantDb, read_path: str
+) -> None:
     """Entries added after the first page are not listed on the later ones, as before; and a
     cursor made by hand as the old code made them reads the same page."""
     await fill(db, 60)
@@ -217,7 +248,7 @@ async def fill_more(db: TenantDb) -> None:
         )  # fmt: skip
 
 
-async def test_an_empty_tenant_and_bad_cursors(db: TenantDb) -> None:
+async def test_an_empty_tenant_and_bad_cursors(db: TenantDb, read_path: str) -> None:
     page = await entries.list_entries(db, EntryFilter(search="roas"), first=5, after=None)
     assert page == Page([], has_next_page=False)
     bad_cursors = [
@@ -237,15 +268,22 @@ def statements(db: TenantDb) -> Iterator[list[str]]:
     def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
         sent.append(statement)
 
+    def fetch(conn: Any, sql: str, parameters: Any) -> Any:  # fetch_rows' one statement
+        sent.append(sql)
+        return plain_fetch(conn, sql, parameters)
+
     engine = db.engine.sync_engine
     event.listen(engine, "before_cursor_execute", count)
+    plain_fetch = engine_module._fetch
+    engine_module._fetch = fetch
     try:
         yield sent
     finally:
         event.remove(engine, "before_cursor_execute", count)
+        engine_module._fetch = plain_fetch
 
 
-async def test_one_statement_a_page(db: TenantDb) -> None:
+async def test_one_statement_a_page(db: TenantDb, read_path: str) -> None:
     """A page of a search is one statement: no BEGIN, no separate high-water mark."""
     await fill(db, 40)
     flt = EntryFilter(search="budget", tags=["decision"], min_importance=2, **ACME)  # type: ignore[arg-type]
