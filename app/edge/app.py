@@ -27,9 +27,10 @@ from app.deps import Container, build
 from app.edge.auth import TenantBound
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
-from app.edge.limits import MAX_BODY_BYTES, BodyLimit
-from app.edge.observe import HttpMetrics, StatusNoted, metrics_endpoint, readyz
+from app.edge.limits import MAX_BODY_BYTES
+from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
+from app.edge.responses import StatusNoted
 from app.edge.rest import rest_routes
 from app.graphql.schema import build_schema, schema
 
@@ -77,7 +78,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     class GraphQLEndpoint:
         """The GraphiQL page for a browser without a key; every operation via TenantBound."""
 
-        bound: BodyLimit | None = None
+        bound: TenantBound | None = None
         container: Container | None = None
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -90,7 +91,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             if self.bound is None or c is not self.container:
                 self.container = c
                 view = GraphQLView(gql_schema, c)
-                self.bound = BodyLimit(TenantBound(view, c), MAX_BODY_BYTES)
+                # The body limit before the key (a 413 for a declared body over it, even
+                # without one), as when BodyLimit wrapped TenantBound here.
+                self.bound = TenantBound(view, c, limit=MAX_BODY_BYTES, limit_first=True)
             await self.bound(scope, receive, send)
 
     async def healthz(_: Request) -> JSONResponse:

@@ -17,11 +17,12 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import metrics
 from app.deps import Container
 from app.edge.auth import bearer_token
+from app.edge.responses import StatusNoted
 
 log = logging.getLogger(__name__)
 
@@ -130,21 +131,6 @@ def operation_type(query: str, operation_name: str | None) -> str:
     except GraphQLSyntaxError:
         pass
     return "unknown"
-
-
-class StatusNoted:
-    """`send`, noting the status of the response it starts (`status` until then)."""
-
-    __slots__ = ("_send", "status")
-
-    def __init__(self, send: Send, status: int) -> None:
-        self._send = send
-        self.status = status
-
-    async def __call__(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-        await self._send(message)
 
 
 class HttpMetrics:

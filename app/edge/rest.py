@@ -31,7 +31,7 @@ from starlette.types import Scope as AsgiScope
 
 from app.deps import Container
 from app.edge.auth import TenantBound, request_id_of
-from app.edge.limits import MAX_BODY_BYTES, BodyLimit, BodyTooLarge
+from app.edge.limits import MAX_BODY_BYTES, BodyTooLarge
 from app.edge.responses import send_json
 from app.edge.unavailable import problem_unavailable, retry_after_headers
 from app.errors import ErrorCode, JetError, JetErrors
@@ -880,7 +880,7 @@ async def no_route(request: Request, db: TenantDb, _: Container) -> Response:
 
 
 class Resource:
-    """One path: TenantBound (401), BodyLimit (413), method dispatch, problem+json errors."""
+    """One path: TenantBound (401, 413), method dispatch, problem+json errors."""
 
     def __init__(
         self,
@@ -901,14 +901,17 @@ class Resource:
         container = self._get_container()
         if self._app is None or container is not self._container:
             self._container = container
-            limited = BodyLimit(self._dispatch, MAX_BODY_BYTES, too_large=problem_too_large)
+            # The body limit after the key, within the lease (as when BodyLimit was inside
+            # TenantBound here): a request without a valid key is a 401 whatever its size.
             self._app = TenantBound(
-                limited,
+                self._dispatch,
                 container,
                 unauthorized=problem_unauthorized,
                 internal_error=problem_internal_error,
                 unavailable=problem_unavailable,
                 too_many=problem_too_many,
+                limit=MAX_BODY_BYTES,
+                too_large=problem_too_large,
             )
         await self._app(scope, receive, send)
 
