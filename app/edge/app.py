@@ -12,7 +12,7 @@ import gc
 import html
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -81,10 +81,11 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         bound: TenantBound | None = None
         container: Container | None = None
 
-        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+            # Not a coroutine itself: it returns the one that answers the request (a frame
+            # fewer to create and to resume through on every request, ~0.4 us).
             if page is not None and is_graphiql_page(scope):
-                await page(scope, receive, send)
-                return
+                return page(scope, receive, send)
             # The container exists once lifespan has started, and is a new one when the
             # lifespan restarts (test clients do that): never serve a closed one.
             c = holder["c"]
@@ -94,7 +95,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 # The body limit before the key (a 413 for a declared body over it, even
                 # without one), as when BodyLimit wrapped TenantBound here.
                 self.bound = TenantBound(view, c, limit=MAX_BODY_BYTES, limit_first=True)
-            await self.bound(scope, receive, send)
+            return self.bound(scope, receive, send)
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})

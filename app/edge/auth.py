@@ -50,7 +50,8 @@ def new_request_id() -> str:
     # 128 random bits as 32 hex digits (uuid4().hex's shape): ids need to be unique, not
     # secret (they are echoed and logged), and `random` (reseeded in every forked child)
     # costs no system call, where uuid4 reads os.urandom on every request.
-    return f"{random.getrandbits(128):032x}"
+    # The bytes' hex is f"{n:032x}" (leading zeros kept), at ~0.12 us instead of ~0.3.
+    return random.getrandbits(128).to_bytes(16, "big").hex()
 
 
 def bearer_token(scope: Scope) -> str | None:

@@ -937,7 +937,9 @@ class Resource:
         self._app: ASGIApp | None = None
         self._container: Container | None = None
 
-    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> Awaitable[None]:
+        # Not a coroutine itself: it returns TenantBound's, which answers the request (a
+        # frame fewer to create and to resume through on every request, ~0.4 us).
         # The container exists once lifespan has started, and is a new one if the lifespan
         # restarts (test clients do that): never keep serving a closed one.
         container = self._get_container()
@@ -955,7 +957,7 @@ class Resource:
                 limit=MAX_BODY_BYTES,
                 too_large=problem_too_large,
             )
-        await self._app(scope, receive, send)
+        return self._app(scope, receive, send)
 
     async def _dispatch(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         assert self._container is not None

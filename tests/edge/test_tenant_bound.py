@@ -17,12 +17,15 @@ from conftest import TenantFixture
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from app.deps import Container
+from app.config import Settings
+from app.deps import Container, build
+from app.edge import auth as auth_module
 from app.edge.app import create_app
 from app.edge.auth import TenantBound
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.responses import StatusNoted
 from app.logs import request_id_var, tenant_id_var
+from app.services import tenants
 
 LIMIT = MAX_BODY_BYTES
 JSON = [(b"content-type", b"application/json")]
@@ -379,3 +382,36 @@ async def test_a_verified_key_is_answered_from_the_cache_until_its_ttl(
     assert auth_.cached(tenant.key) is None  # expired: tenant_for asks the database again
     assert (await exchange(app, "/graphql", [*auth(tenant), *JSON], [TRIVIAL])).status == 200
     assert lookups == 1
+
+
+# ------------------------------------------------------------------- the hot endpoints
+
+
+async def test_a_restarted_lifespan_is_served_with_its_new_container(settings: Settings) -> None:
+    """/graphql and the REST resources answer with the container of the running lifespan
+    (they return TenantBound's coroutine rather than being one: a closed container from
+    the lifespan before would fail these requests), and GraphiQL's page needs no key."""
+    app = create_app(settings)
+    for i in range(2):
+        async with app.router.lifespan_context(app):
+            other = await build(settings)  # the same databases, another container
+            try:
+                _, issued = await tenants.create_tenant(other.control, other.tenants, f"t{i}")
+            finally:
+                await other.aclose()
+            headers = [(b"authorization", f"Bearer {issued.secret}".encode()), *JSON]
+            assert (await exchange(app, "/graphql", headers, [TRIVIAL])).status == 200
+            assert (await exchange(app, "/memory/events", headers, [EVENT])).status == 201
+            page = await exchange(app, "/graphql", [(b"accept", b"text/html")], [], method="GET")
+            assert page.status == 200 and page.header(b"content-type")[0].startswith(b"text/html")
+
+
+def test_new_request_ids_are_32_hex_digits_of_128_random_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for n in [0, 1, 0xABC, 2**64, 2**127 + 5, 2**128 - 1]:
+        monkeypatch.setattr(auth_module.random, "getrandbits", lambda bits, n=n: n)
+        assert auth_module.new_request_id() == f"{n:032x}"
+    monkeypatch.undo()
+    ids = {auth_module.new_request_id() for _ in range(1000)}
+    assert len(ids) == 1000 and all(RANDOM_ID.fullmatch(i) for i in ids)
