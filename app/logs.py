@@ -5,6 +5,7 @@ TenantBound through the contextvars below. What is logged is the caller's busine
 module logs an API key, a gateway key or a memory body, and a test holds them to it.
 """
 
+import io
 import logging
 import logging.config
 import time
@@ -80,7 +81,69 @@ class _TimeOncePerSecond(logging.Formatter):
 
 
 class TextFormatter(_TimeOncePerSecond):
-    """TEXT_FORMAT's lines (JET_LOG_FORMAT=text)."""
+    """TEXT_FORMAT's lines (JET_LOG_FORMAT=text).
+
+    A record without exception or stack is formatted as logging.Formatter.format does it
+    (the message, the time when the format uses it, then `fmt % record.__dict__`), in one
+    call rather than through usesTime/formatMessage/PercentStyle.format/_format: ~0.4 us
+    of the ~1.5 a line took (the API writes an access line per request). Anything else
+    (another style, defaults, a traceback, a field the record lacks) is the base class's.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        style = self._style
+        self._percent: str | None = (
+            style._fmt
+            if type(style) is logging.PercentStyle and not style._defaults  # type: ignore[attr-defined]
+            else None
+        )
+        self._uses_time = self.usesTime()
+
+    def format(self, record: logging.LogRecord) -> str:
+        fmt = self._percent
+        if fmt is None or record.exc_info or record.exc_text or record.stack_info:
+            return super().format(record)
+        record.message = record.getMessage()
+        if self._uses_time:
+            record.asctime = self.formatTime(record, self.datefmt)
+        try:
+            return fmt % record.__dict__
+        except KeyError:
+            return super().format(record)  # its ValueError names the field
+
+
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """logging.StreamHandler, without its flush after each record when the stream's write
+    already reaches the file: a line-buffered text stream (each line flushes itself, as
+    sys.stderr on a terminal), or a write-through one over an unbuffered file (each write
+    is a system call, as sys.stderr is when redirected to a file or a pipe). That flush
+    takes the handler's lock a second time and calls the stream for nothing, ~0.35 us a
+    record. Any other stream is flushed after each record as before."""
+
+    _checked: object = None  # the stream last looked at, and whether it writes through
+    _through = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        stream = self.stream
+        if stream is not self._checked:
+            self._checked, self._through = stream, _writes_through(stream)
+        if not self._through or self.terminator != "\n":
+            super().emit(record)
+            return
+        try:
+            stream.write(self.format(record) + "\n")
+        except RecursionError:  # as StreamHandler.emit
+            raise
+        except Exception:
+            self.handleError(record)
+
+
+def _writes_through(stream: object) -> bool:
+    """Whether writing a line to `stream` puts it in its file without a flush."""
+    if not isinstance(stream, io.TextIOWrapper):
+        return False
+    return stream.line_buffering or (stream.write_through and type(stream.buffer) is io.FileIO)
 
 
 class JsonFormatter(_TimeOncePerSecond, _JsonFormatter):
@@ -107,7 +170,7 @@ def config(level: str, fmt: str) -> dict[str, Any]:
         "formatters": {"default": formatter},
         "handlers": {
             "stderr": {
-                "class": "logging.StreamHandler",
+                "class": "app.logs.StderrHandler",
                 "formatter": "default",
                 "filters": ["context", "access"],
                 "stream": "ext://sys.stderr",

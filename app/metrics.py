@@ -60,6 +60,8 @@ def operation_label(name: str | None) -> str:
     if not name:
         return "anonymous"
     name = name[:64]
+    if name in _names:  # a name seen before, without the lock: the set only grows
+        return name
     with _names_lock:
         if name in _names:
             return name

@@ -1,11 +1,15 @@
 """The request body size limit of the HTTP edge: an over-limit body is refused before any work.
 
-Each surface says 413 in its own shape (GraphQL `errors`, REST problem+json) via `too_large`.
+TenantBound (app/edge/auth.py) enforces it, with `limit`: a declared Content-Length over the
+limit is answered 413 before anything else runs; a streamed body is counted as it is
+received (`LimitedReceive`), and the first message over the limit raises BodyTooLarge,
+which TenantBound answers 413 unless a response has started. Each surface says 413 in its
+own shape (GraphQL `errors`, REST problem+json) via `too_large`.
 """
 
 from collections.abc import Awaitable, Callable
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from app.edge.responses import send_json
 
@@ -21,49 +25,31 @@ async def graphql_too_large(scope: Scope, send: Send, limit: int) -> None:
 
 
 class BodyTooLarge(Exception):
-    """Raised from `receive` once a streamed body passes the limit; BodyLimit answers 413.
+    """Raised from `receive` once a streamed body passes the limit; TenantBound answers 413.
 
     An app that catches broad exceptions around reading the body must re-raise this one.
     """
 
 
-class BodyLimit:
-    """413 for a request body over `limit` bytes, declared or streamed, before any work."""
+def declared_over(content_length: bytes | None, limit: int) -> bool:
+    """Whether a Content-Length header's value declares a body over `limit` bytes."""
+    return content_length is not None and content_length.isdigit() and int(content_length) > limit
 
-    def __init__(
-        self, app: ASGIApp, limit: int, *, too_large: TooLargeWriter = graphql_too_large
-    ) -> None:
-        self.app = app
+
+class LimitedReceive:
+    """`receive`, raising BodyTooLarge once the request's body passes `limit` bytes."""
+
+    __slots__ = ("_receive", "limit", "seen")
+
+    def __init__(self, receive: Receive, limit: int) -> None:
+        self._receive = receive
         self.limit = limit
-        self.too_large = too_large
+        self.seen = 0
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self.too_large(scope, send, self.limit)
-            return
-        seen = 0
-        started = False
-
-        async def limited_receive() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise BodyTooLarge
-            return message
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except BodyTooLarge:
-            if not started:
-                await self.too_large(scope, send, self.limit)
+    async def __call__(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self.seen += len(message.get("body", b""))
+            if self.seen > self.limit:
+                raise BodyTooLarge
+        return message

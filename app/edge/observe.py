@@ -8,6 +8,7 @@ import asyncio
 import hmac
 import logging
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,11 +18,12 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import metrics
 from app.deps import Container
 from app.edge.auth import bearer_token
+from app.edge.responses import StatusNoted
 
 log = logging.getLogger(__name__)
 
@@ -132,19 +134,32 @@ def operation_type(query: str, operation_name: str | None) -> str:
     return "unknown"
 
 
-class StatusNoted:
-    """`send`, noting the status of the response it starts (`status` until then)."""
+class _Series:
+    """One label set of a counter and a histogram that are recorded together (a request's
+    count and its time), updated through their children's values.
 
-    __slots__ = ("_send", "status")
+    What `counter.inc()` and `histogram.observe(t)` do to a child (prometheus_client
+    0.26: the counter's value + 1; the histogram's sum + t and + 1 on the first bucket
+    whose upper bound is >= t), without their observability check and the bucket loop
+    in Python: ~0.9 us less a request (two series for a GraphQL request), measured with
+    the edge micro benchmark. The exposed samples are the same (tests/edge/
+    test_observe_metrics.py compares them with inc()/observe() for a range of times).
+    """
 
-    def __init__(self, send: Send, status: int) -> None:
-        self._send = send
-        self.status = status
+    __slots__ = ("_bounds", "_buckets", "_count", "_sum")
 
-    async def __call__(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-        await self._send(message)
+    def __init__(self, count: Any, latency: Any) -> None:
+        self._count = count._value
+        self._sum = latency._sum
+        self._buckets = latency._buckets
+        self._bounds = latency._upper_bounds
+
+    def record(self, elapsed: float) -> None:
+        self._count.inc(1)
+        self._sum.inc(elapsed)
+        i = bisect_left(self._bounds, elapsed)
+        if i < len(self._bounds) and elapsed <= self._bounds[i]:  # not for a NaN
+            self._buckets[i].inc(1)
 
 
 class HttpMetrics:
@@ -160,26 +175,25 @@ class HttpMetrics:
         # The labelled children of each metric, looked up once per label set rather than
         # through `labels()` (validation and a lock) on every request. Bounded like the
         # label sets themselves (route templates, methods, statuses, operation labels).
-        self._http: dict[tuple[str, str, int], tuple[Any, Any]] = {}
-        self._graphql: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._http: dict[tuple[str, str, int], _Series] = {}
+        self._graphql: dict[tuple[str, str, int], _Series] = {}
 
     @staticmethod
-    def _children(
-        cache: dict[tuple[str, str, int], tuple[Any, Any]],
+    def _series(
+        cache: dict[tuple[str, str, int], _Series],
         counter: Any,
         latency: Any,
         first: str,
         second: str,
         status: int,
-    ) -> tuple[Any, Any]:
+    ) -> _Series:
         """`counter`'s child for (first, second, status) and `latency`'s for (first,
         second), from `cache` after the first time."""
         key = (first, second, status)
         found = cache.get(key)
         if found is None:
-            found = cache[key] = (
-                counter.labels(first, second, str(status)),
-                latency.labels(first, second),
+            found = cache[key] = _Series(
+                counter.labels(first, second, str(status)), latency.labels(first, second)
             )
         return found
 
@@ -197,22 +211,20 @@ class HttpMetrics:
     def record(self, scope: Scope, status: int, elapsed: float) -> None:
         """Count and time one answered HTTP request (`scope` after routing)."""
         route = getattr(scope.get("route"), "path", None) or "unmatched"
-        method = scope["method"] if scope["method"] in _METHODS else "other"
-        count, latency = self._children(
+        method = scope["method"]
+        if method not in _METHODS:
+            method = "other"
+        self._series(
             self._http, metrics.HTTP_REQUESTS, metrics.HTTP_LATENCY, route, method, status
-        )
-        count.inc()
-        latency.observe(elapsed)
+        ).record(elapsed)
         if (
             scope["path"] == "/graphql"
             and status not in (401, 429)
-            and (scope["method"] == "POST" or b"query=" in scope.get("query_string", b""))
+            and (method == "POST" or b"query=" in scope.get("query_string", b""))
         ):
             # Not recorded: refused before any operation ran (no JSON, no query).
             name, kind = scope.get("state", {}).get(OPERATION_STATE_KEY, (None, "unknown"))
-            count, latency = self._children(
+            self._series(
                 self._graphql, metrics.GRAPHQL_OPERATIONS, metrics.GRAPHQL_LATENCY,
                 metrics.operation_label(name), kind, status,
-            )  # fmt: skip
-            count.inc()
-            latency.observe(elapsed)
+            ).record(elapsed)  # fmt: skip

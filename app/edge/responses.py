@@ -1,8 +1,9 @@
-"""Raw ASGI JSON responses, for the edge's own answers before any framework runs."""
+"""Raw ASGI JSON responses, for the edge's own answers before any framework runs, and the
+one `send` wrapper of a request on the edge's hot routes."""
 
 import json
 
-from starlette.types import Send
+from starlette.types import Message, Send
 
 
 async def send_json(
@@ -26,3 +27,39 @@ async def send_json(
         }
     )
     await send({"type": "http.response.body", "body": data})
+
+
+class StatusNoted:
+    """`send`, noting the status of the response it starts (`status` until then) and, once
+    `request_id` is set, adding `x-request-id: <request_id>` to a response start that has
+    none (TenantBound sets it).
+
+    One object does both, for HttpMetrics/Edge (the status) and TenantBound (the header,
+    and whether a response started): each wrapper of `send` is a coroutine call per message
+    and two per response; the three separate wrappers there were (the status, the request
+    id, BodyLimit's "started") cost ~1.5 us a request, ~0.5 us each (bench: edge micro,
+    REST append with the service stubbed).
+    """
+
+    __slots__ = ("_send", "request_id", "started", "status")
+
+    def __init__(self, send: Send, status: int) -> None:
+        self._send = send
+        self.status = status
+        self.started = False
+        self.request_id: bytes | None = None
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.started = True
+            request_id = self.request_id
+            if request_id is not None:
+                headers = message.get("headers", [])
+                for name, _ in headers:
+                    if name == b"x-request-id":
+                        break
+                else:
+                    # A new message and list: the app's (a Response's raw_headers) is kept.
+                    message = {**message, "headers": [*headers, (b"x-request-id", request_id)]}
+        await self._send(message)

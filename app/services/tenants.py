@@ -89,6 +89,17 @@ class Authenticator:
         self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._lookups: dict[str, asyncio.Future[str | None]] = {}
 
+    def cached(self, secret: str) -> str | None:
+        """The tenant of a key verified within the last `ttl` seconds, else None (then
+        ask `tenant_for`). Plain rather than async: what every request with a known key
+        takes, without a coroutine to create and await (~0.4 us)."""
+        if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+            return None
+        hit = self._cache.get(_hash(secret))
+        if hit is not None and hit[1] > time.monotonic():
+            return hit[0]
+        return None
+
     async def tenant_for(self, secret: str) -> str | None:
         if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
             return None
