@@ -53,6 +53,7 @@ def check_event(event: EventIn, *, now: datetime | None = None) -> None:
     if not event.body or event.body.isspace():
         raise InvalidInput(["body"], "body must not be empty")
     _check_bytes(event.body, "body", limits.EVENT_BODY_MAX_BYTES)
+    _check_no_nul(event.body, "body")
     _check_ref(event.source, "source")
     _check_ref(event.source_ref, "sourceRef")
     _check_ref(event.idempotency_key, "idempotencyKey")
@@ -115,6 +116,14 @@ def _check_summary(summary: str) -> None:
     if not summary.strip():
         raise InvalidInput(["summary"], "summary must not be empty")
     _check_bytes(summary, "summary", limits.ENTRY_SUMMARY_MAX_BYTES)
+    _check_no_nul(summary, "summary")
+
+
+def _check_no_nul(value: str, field: str) -> None:
+    # PostgreSQL's text cannot hold U+0000 (the insert failed, a 500) and SQLite's JSON and
+    # FTS5 functions end a string there: refused on both backends alike, by name.
+    if "\x00" in value:
+        raise InvalidInput([field], f"{field} must not contain NUL (U+0000) characters")
 
 
 def _check_tags(tags: list[str]) -> None:

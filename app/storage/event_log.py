@@ -11,6 +11,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Protocol
 
+import orjson
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -91,8 +92,37 @@ def insert_events_sqlite(conn: sqlite3.Connection, events: Sequence[Event]) -> N
             e.id, e.scope.value, e.scope_ref, e.kind, e.body, e.source, e.source_ref,
             occurred, recorded, e.idempotency_key,
         ))  # fmt: skip
-    conn.executemany(_INSERT_SQLITE, rows)
+    payload = _json_rows(rows) if len(rows) >= JSON_INSERT_ROWS else None
+    if payload is None:
+        conn.executemany(_INSERT_SQLITE, rows)
+    else:
+        conn.execute(_INSERT_SQLITE_JSON, (payload,))
     conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
+
+
+# A large group's rows in ONE statement: json_each unpacks a JSON array of row arrays
+# inside SQLite. executemany steps SQLite once per row, and sqlite3 releases and takes back
+# the GIL around every step: with the event loop busy, each take-back waits for the loop to
+# let go (up to sys.getswitchinterval(), 5 ms), so a 500-row insert crawled while requests
+# were being parsed. One statement takes the GIL back once, and SQLite's JSON parsing runs
+# on the other CPU meanwhile. Batches of 500: 39-53 -> 56-66 requests/s (http_bench --only
+# batch, 2 alternating pairs, 06:21-06:23). A group of single appends (~32 rows) is better
+# off with executemany (the JSON costs more than the waits: 5,190-6,140 -> 4,664-5,349
+# events/s through REST, http_bench --only append, 06:23-06:26). (A body may not hold a
+# NUL character, which SQLite's JSON functions would end it at: app/services/validation.)
+JSON_INSERT_ROWS = 100
+_INSERT_SQLITE_JSON = (
+    f"INSERT INTO memory_events ({', '.join(_COLUMNS)}) SELECT "
+    + ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(_COLUMNS)))
+    + " FROM json_each(?)"
+)
+
+
+def _json_rows(rows: Sequence[tuple[object, ...]]) -> bytes | None:
+    try:
+        return orjson.dumps(rows)
+    except TypeError:  # a lone surrogate: sqlite3's own binding reports it
+        return None
 
 
 def _row(e: Event) -> dict[str, object]:

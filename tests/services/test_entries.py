@@ -70,6 +70,7 @@ async def test_create_get_update_delete(db: TenantDb) -> None:
         (entry(title="t" * (limits.TITLE_MAX_CHARS + 1)), "title", TooLarge),
         (entry(summary=""), "summary", InvalidInput),
         (entry(summary="s" * (limits.ENTRY_SUMMARY_MAX_BYTES + 1)), "summary", TooLarge),
+        (entry(summary="before\x00after"), "summary", InvalidInput),  # PostgreSQL can't store it
         (entry(importance=0), "importance", InvalidInput),
         (entry(importance=6), "importance", InvalidInput),
         (entry(tags=[f"t{i}" for i in range(limits.TAGS_MAX + 1)]), "tags", TooLarge),

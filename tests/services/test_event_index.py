@@ -11,6 +11,7 @@ the search column is generated: the searches below run on both backends.
 
 import asyncio
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from app.deps import Container, build
 from app.errors import Conflict, JetErrors
 from app.services import events, tenants
 from app.services.records import EventFilter, EventIn, Scope
-from app.storage import fulltext, migrate
+from app.storage import event_log, fulltext, migrate
 from app.storage.engine import write_transaction
 from app.storage.tenants import TenantDb
 
@@ -126,6 +127,56 @@ async def test_every_service_path_indexes_each_event_once(db: TenantDb) -> None:
     await events.append_events(db, [ev("later lemur")])
     assert await found(db, "tapir") == [] and await found(db, "lemur") == ["later lemur"]
     assert await assert_indexed(db) in (6, None)
+
+
+@pytest.mark.parametrize("size", [5, event_log.JSON_INSERT_ROWS, 300])
+async def test_small_and_large_groups_store_every_value_exactly(
+    db: TenantDb, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group under JSON_INSERT_ROWS rows is inserted by executemany, a larger one by one
+    INSERT ... SELECT over json_each (SQLite): every value comes back exactly as given, in
+    order, and indexed."""
+    awkward = ["é😀 \u2028 \\ \" ' \t", "[1, 2]", "null", "  padded  ", "\u00a0nbsp"]
+    batch = [
+        ev(
+            f"row {i} walrus {awkward[i % len(awkward)]}",
+            scope_ref=f"ref {i % 7}" if i % 11 else None,
+            scope=Scope.ENTITY if i % 11 else Scope.INSTITUTIONAL,
+            kind=f"kind_{i % 4}",
+            source=None if i % 3 else "inbox",
+            source_ref=f"m-{i}" if i % 2 else None,
+            idempotency_key=f"key-{i}" if i % 5 == 0 else None,
+            occurred_at=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=i) if i % 4 else None,
+        )
+        for i in range(size)
+    ]
+    as_json: list[int] = []
+    json_rows = event_log._json_rows
+
+    def spy(rows: Any) -> Any:
+        as_json.append(len(rows))
+        return json_rows(rows)
+
+    monkeypatch.setattr(event_log, "_json_rows", spy)
+    appended = await events.append_events(db, batch)
+    on_sqlite = db.engine.dialect.name == "sqlite"
+    assert as_json == ([size] if on_sqlite and size >= event_log.JSON_INSERT_ROWS else [])
+    for given, got in zip(batch, appended, strict=True):
+        stored = await events.get_event(db, got.event.id)
+        assert stored == got.event
+        assert (stored.scope, stored.scope_ref, stored.kind, stored.body) == (
+            given.scope, given.scope_ref, given.kind, given.body,
+        )  # fmt: skip
+        assert (stored.source, stored.source_ref, stored.idempotency_key) == (
+            given.source, given.source_ref, given.idempotency_key,
+        )  # fmt: skip
+        assert stored.occurred_at == (given.occurred_at or stored.recorded_at)
+    if on_sqlite:
+        async with write_transaction(db.engine) as conn:
+            order = (await conn.execute(text("SELECT id FROM memory_events ORDER BY seq"))).all()
+        assert [r[0] for r in order] == [a.event.id for a in appended]  # seq in batch order
+    assert await assert_indexed(db) in (size, None)
+    assert len(await found(db, "walrus")) == min(size, 50)
 
 
 async def test_concurrent_group_commits_index_every_event(db: TenantDb) -> None:

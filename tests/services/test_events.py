@@ -51,6 +51,7 @@ async def test_append_defaults_and_reads_back(db: TenantDb) -> None:
         (ev(kind="a" * 65), "kind", TooLarge),
         (ev(body=" \n"), "body", InvalidInput),
         (ev(body="é" * (limits.EVENT_BODY_MAX_BYTES // 2 + 1)), "body", TooLarge),
+        (ev(body="before\x00after"), "body", InvalidInput),  # PostgreSQL can't store it
         (ev(occurred_at=datetime(2026, 1, 1)), "occurredAt", InvalidInput),
         (ev(occurred_at=datetime.now(UTC) + timedelta(days=2)), "occurredAt", InvalidInput),
         (ev(idempotency_key="k\n1"), "idempotencyKey", InvalidInput),
