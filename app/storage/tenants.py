@@ -12,8 +12,6 @@ helpers (group committers) held in memory.
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -86,16 +84,15 @@ class TenantDatabases:
     def open_count(self) -> int:
         return len(self._open)
 
-    @asynccontextmanager
-    async def lease(self, tenant_id: str) -> AsyncIterator[TenantDb]:
-        db = await self._get(tenant_id)
-        db.leases += 1
-        try:
-            yield db
-        finally:
-            db.leases -= 1
-            if db.evicted and db.leases == 0:
-                self._close_later(db)
+    def lease(self, tenant_id: str) -> "_Lease":
+        """`async with tenants.lease(id) as db`: the tenant's open database, which is not
+        closed (if evicted meanwhile) before the lease ends."""
+        return _Lease(self, tenant_id)
+
+    def _release(self, db: TenantDb) -> None:
+        db.leases -= 1
+        if db.evicted and db.leases == 0:
+            self._close_later(db)
 
     async def create(self, tenant_id: str) -> None:
         """Create and migrate a new tenant's database file."""
@@ -177,3 +174,27 @@ class TenantDatabases:
         task = asyncio.get_running_loop().create_task(db.close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+
+class _Lease:
+    """TenantDatabases.lease's context manager: a class rather than an
+    @asynccontextmanager generator, whose wrapper objects and generator steps cost ~2 us of
+    every request's ~200 (an edge-only benchmark of the REST append, 2026-11-30)."""
+
+    __slots__ = ("_db", "_dbs", "_tenant_id")
+
+    def __init__(self, dbs: TenantDatabases, tenant_id: str) -> None:
+        self._dbs = dbs
+        self._tenant_id = tenant_id
+        self._db: TenantDb | None = None
+
+    async def __aenter__(self) -> TenantDb:
+        db = await self._dbs._get(self._tenant_id)
+        db.leases += 1
+        self._db = db
+        return db
+
+    async def __aexit__(self, *_: object) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            self._dbs._release(db)

@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
@@ -72,6 +73,15 @@ async def test_a_leased_database_survives_eviction(tmp_path: Path) -> None:
                 pass  # evicts ten_held from the cache while it is leased
             assert held.evicted
             await events.append_event(held, EventIn(Scope.TEAM, "u1", "note", "still works"))
+            assert held.leases == 1 and not dbs._closing
+        # The lease ended: the evicted database is being closed now (in the background).
+        assert held.leases == 0 and len(dbs._closing) == 1
+        # A lease ended by an exception is released too.
+        with pytest.raises(RuntimeError, match="inside"):
+            async with dbs.lease("ten_other") as other:
+                assert other.leases == 1
+                raise RuntimeError("inside the lease")
+        assert other.leases == 0
     finally:
         await dbs.aclose()
 
