@@ -132,9 +132,7 @@ class InlineReader:
         """The rows of `statement` (a statement built once and kept, e.g. per filter
         shape: compiled forms are cached by the statement object) with `values` bound,
         converted as SQLAlchemy's result would convert them; or None (see above)."""
-        compiled = _COMPILED.get(statement)
-        if compiled is None:
-            compiled = _COMPILED[statement] = _compile(statement)
+        compiled = _compiled(statement)
         if not compiled:
             return None
         sql, binds, results = compiled
@@ -162,6 +160,14 @@ _Compiled = tuple[str, list[tuple[str, Any, Any]], list[tuple[int, Any]]] | tupl
 _GIVEN = object()
 _COMPILED: dict[Select[Any], _Compiled] = {}
 _PYSQLITE = SQLiteDialect_pysqlite()  # "?" placeholders, and SQLite's type processing
+
+
+def _compiled(statement: Select[Any]) -> _Compiled:
+    """`_compile(statement)`, once per statement object (InlineReader and fetch_rows)."""
+    compiled = _COMPILED.get(statement)
+    if compiled is None:
+        compiled = _COMPILED[statement] = _compile(statement)
+    return compiled
 
 
 def _compile(statement: Select[Any]) -> _Compiled:
@@ -223,9 +229,7 @@ def fetch_rows(
     function), bound and converted as SQLAlchemy would (see InlineReader). The statement
     is compiled once and kept, so it must be built once (a module constant), and it may
     not use expanding IN lists (json_each(:param) does that job in one fixed statement)."""
-    compiled = _COMPILED.get(statement)
-    if compiled is None:
-        compiled = _COMPILED[statement] = _compile(statement)
+    compiled = _compiled(statement)
     if not compiled:
         raise ValueError("fetch_rows takes no expanding IN list")
     sql, binds, results = compiled
