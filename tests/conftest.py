@@ -7,6 +7,7 @@ tests on both backends. Tests marked `sqlite_only` (file modes, SQLite query pla
 faults of a SQLite file) are skipped there; those marked `postgres_only` run only there.
 """
 
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -148,3 +149,20 @@ async def client(container: Container) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         yield c
+
+
+# uvicorn's access-log line, as its httptools protocol logs it.
+ACCESS = '%s - "%s %s HTTP/%s" %d'
+
+
+def record_at(created: float) -> logging.LogRecord:
+    """An access-log record of a POST /memory/events answered 201, made at `created`
+    (relativeCreated fixed too, so two records of the same time are equal)."""
+    record = logging.LogRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, ACCESS,
+        ("127.0.0.1:5555", "POST", "/memory/events", "1.1", 201), None,
+    )  # fmt: skip
+    record.created = created
+    record.msecs = (created - int(created)) * 1000
+    record.relativeCreated = 0.0
+    return record

@@ -6,22 +6,10 @@ import logging
 import logging.config
 
 import pytest
+from conftest import ACCESS, record_at
 from pythonjsonlogger.json import JsonFormatter
 
 from app import logs
-
-ACCESS = '%s - "%s %s HTTP/%s" %d'
-
-
-def record_at(created: float) -> logging.LogRecord:
-    record = logging.LogRecord(
-        "uvicorn.access", logging.INFO, __file__, 1, ACCESS,
-        ("127.0.0.1:5555", "POST", "/memory/events", "1.1", 201), None,
-    )  # fmt: skip
-    record.created = created
-    record.msecs = (created - int(created)) * 1000
-    return record
-
 
 # Within one second, across a second's end, back in time (a clock step), far apart.
 TIMES = [1_700_000_000.0, 1_700_000_000.25, 1_700_000_000.999, 1_700_000_001.0005,

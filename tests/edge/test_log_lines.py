@@ -10,22 +10,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import record_at
 
 from app import logs
 
-ACCESS = '%s - "%s %s HTTP/%s" %d'
 TIMES = [1_700_000_000.0, 1_700_000_000.25, 1_700_000_000.999]
-
-
-def record_at(created: float) -> logging.LogRecord:
-    record = logging.LogRecord(
-        "uvicorn.access", logging.INFO, __file__, 1, ACCESS,
-        ("127.0.0.1:5555", "POST", "/memory/events", "1.1", 201), None,
-    )  # fmt: skip
-    record.created = created
-    record.msecs = (created - int(created)) * 1000
-    record.relativeCreated = 0.0
-    return record
 
 
 def test_text_lines_of_every_kind_are_loggings_own() -> None:
