@@ -1,6 +1,7 @@
 """Curated memory entries: create, partial update with optimistic concurrency, delete,
 read, list and full-text search. Deleting a compactor entry releases the events it folded."""
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -35,7 +36,7 @@ from app.services.records import (
     new_edge,
     new_entry,
 )
-from app.storage import fulltext
+from app.storage import fulltext, tenants
 from app.storage.engine import (
     fetch_rows,
     read_on_thread,
@@ -285,22 +286,59 @@ async def _search(
 ) -> Page[Entry]:
     """Relevance-ordered, paged by offset under the high-water mark of the first page (see
     cursors.decode_search): one statement a page."""
-    stmt, values, hwm, offset = _search_query(fulltext.Target.of(conn), flt, first, after)
+    stmt, values, hwm, offset, _ = _search_query(fulltext.Target.of(conn), flt, first, after)
     rows = (await conn.execute(stmt, values)).all()
     if rows and hwm is None:
         hwm = rows[0].hwm  # the first page reads the high-water mark its cursors keep
     return _search_page([(row, row.rank) for row in rows], first=first, hwm=hwm, offset=offset)
 
 
+# A search whose words match at most this many entries (in all scopes) is read on the
+# event loop's thread when no other request is being served. The bench's 100,000-entry
+# tenant (bench/results/data), one scope, sqlite3 alone: a question about one word in 30
+# entries 0.45 ms, two in 60 0.55, three in 90 0.65, twelve in 317 2.5. For those, the
+# hand-off to aiosqlite's thread and back costs more than the read (`asgi_bench --only
+# search_rare_gql`, one request at a time: 805 -> 380 µs CPU a request; `http_bench
+# --only search`, 1 client: 1.38-1.53 -> 1.23 ms server time). With other requests in
+# flight the thread is better even for those: SQLite's C runs there (without the GIL)
+# while the loop serves the others, where inline it would hold them all up (16 clients
+# asking rare words: p95 50-64 ms through the thread, 101-104 inline; 07:40-07:43). A
+# common word (2,000-50,000 entries, 3-20 ms) always goes to the thread.
+INLINE_SEARCH_MATCHES = 150
+
+
 async def _search_on_thread(
     db: TenantDb, flt: EntryFilter, *, first: int, after: str | None
 ) -> Page[Entry]:
-    """_search's page on SQLite, the statement run by plain sqlite3 on aiosqlite's thread
-    (read_on_thread, fetch_rows: the same SQL and value conversions, compiled once), not
-    through SQLAlchemy's execution and result layers. Not for a filter by sources (an
-    expanding IN list, which fetch_rows does not take)."""
-    stmt, values, hwm, offset = _search_query(fulltext.Target("sqlite"), flt, first, after)
-    rows = await read_on_thread(db.engine, lambda conn: fetch_rows(conn, stmt, values))
+    """_search's page on SQLite by plain sqlite3 (the same SQL and value conversions,
+    compiled once), not through SQLAlchemy's execution and result layers: on the event
+    loop's thread (InlineReader) when the question's words are known to match few entries
+    (`WordCounts`, INLINE_SEARCH_MATCHES), else on aiosqlite's thread (read_on_thread),
+    which also counts the words not known yet. An inline read that runs past its budget,
+    or that the reader will not answer, is read on the thread too. Not for a filter by
+    sources (an expanding IN list, which neither takes)."""
+    stmt, values, hwm, offset, words = _search_query(fulltext.Target("sqlite"), flt, first, after)
+    counts = db.extras.get("word_counts")
+    if counts is None:
+        counts = db.extras["word_counts"] = fulltext.WordCounts()
+    assert isinstance(counts, fulltext.WordCounts)
+    matches = counts.matches(words)
+    alone = tenants.leased() <= 1  # no other request for the loop to get on with meanwhile
+    reader = (
+        db.inline_reader()
+        if alone and matches is not None and matches <= INLINE_SEARCH_MATCHES
+        else None
+    )
+    rows = None if reader is None else reader.rows(stmt, values)
+    if rows is None:
+        unknown = counts.unknown(words)
+
+        def on_thread(conn: sqlite3.Connection) -> tuple[list[Any], dict[str, int]]:
+            return fetch_rows(conn, stmt, values), fulltext.count_entry_words(conn, unknown)
+
+        found, learnt = await read_on_thread(db.engine, on_thread)
+        counts.learn(learnt)
+        rows = found
     rank_at, hwm_at = _RANK_HWM_AT.get(stmt) or _rank_hwm_at(stmt)
     if rows and hwm is None:
         hwm = rows[0][hwm_at]
@@ -309,8 +347,9 @@ async def _search_on_thread(
 
 def _search_query(
     target: fulltext.Target, flt: EntryFilter, first: int, after: str | None
-) -> tuple[Select[Any], dict[str, Any], int | None, int]:
-    """The search statement of this page, its values, and the cursor's hwm and offset."""
+) -> tuple[Select[Any], dict[str, Any], int | None, int, Sequence[str]]:
+    """The search statement of this page, its values, the cursor's hwm and offset, and the
+    words searched for."""
     assert flt.search is not None
     query = fulltext.Search(
         search.words(flt.search, "filter.search"),
@@ -331,7 +370,7 @@ def _search_query(
         values["sources"] = [s.value for s in flt.sources]
     if flt.scope is None and flt.scope_ref is not None:
         values["scope_ref"] = flt.scope_ref
-    return stmt, values, hwm, offset
+    return stmt, values, hwm, offset, query.words
 
 
 def _search_page(

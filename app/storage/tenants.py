@@ -90,6 +90,8 @@ class TenantDatabases:
         return _Lease(self, tenant_id)
 
     def _release(self, db: TenantDb) -> None:
+        global _leased
+        _leased -= 1
         db.leases -= 1
         if db.evicted and db.leases == 0:
             self._close_later(db)
@@ -176,6 +178,15 @@ class TenantDatabases:
         task.add_done_callback(self._closing.discard)
 
 
+# Leases held in this process now, of every tenant: the requests being served.
+_leased = 0
+
+
+def leased() -> int:
+    """How many tenant leases this process holds now (about: the requests in flight)."""
+    return _leased
+
+
 class _Lease:
     """TenantDatabases.lease's context manager: a class rather than an
     @asynccontextmanager generator, whose wrapper objects and generator steps cost ~2 us of
@@ -189,8 +200,10 @@ class _Lease:
         self._db: TenantDb | None = None
 
     async def __aenter__(self) -> TenantDb:
+        global _leased
         db = await self._dbs._get(self._tenant_id)
         db.leases += 1
+        _leased += 1
         self._db = db
         return db
 

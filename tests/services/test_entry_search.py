@@ -8,6 +8,7 @@ the high-water mark read first, then the page built from `fulltext.entries` (whi
 context loader still uses) with `seq <= hwm`, ordered and cut in the same SELECT."""
 
 import random
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,7 @@ from app.errors import InvalidInput
 from app.services import cursors, entries, search
 from app.services.records import Edge, Entry, EntryFilter, EntryPatch, EntrySource, Page, Scope
 from app.storage import engine as engine_module
-from app.storage import fulltext
+from app.storage import fulltext, tenants
 from app.storage.engine import read_statement, read_transaction, write_transaction
 from app.storage.models import entries_table as en
 from app.storage.tenants import TenantDb
@@ -143,23 +144,36 @@ FILTERS = [
 ]
 
 
-@pytest.fixture(params=["thread", "engine"])
+@pytest.fixture(params=["thread", "inline", "engine"])
 def read_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both ways a page is read on SQLite: plain sqlite3 on aiosqlite's thread
-    (entries._search_on_thread) and SQLAlchemy's engine (entries._search, as on PostgreSQL
-    and for a filter by sources)."""
+    """Every way a page is read on SQLite: plain sqlite3 on aiosqlite's thread or on the
+    event loop's (entries._search_on_thread, routed by how many entries the words match),
+    and SQLAlchemy's engine (entries._search, as on PostgreSQL and for a filter by
+    sources)."""
     on_sqlite = request.getfixturevalue("backend") == "sqlite"
-    if request.param == "thread":
+    if request.param in ("thread", "inline"):
         if not on_sqlite:
             pytest.skip("PostgreSQL reads every page through the engine")
         search_on_engine = entries._search
 
         async def engine_path(conn: Any, flt: EntryFilter, **kwargs: Any) -> Page[Entry]:
-            assert flt.sources, f"read through the engine, not on the thread: {flt}"
+            assert flt.sources, f"read through the engine, not by sqlite3: {flt}"
             return await search_on_engine(conn, flt, **kwargs)
 
         monkeypatch.setattr(entries, "_search", engine_path)
-    else:
+    if request.param == "thread":
+        monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", -1)  # no count is that low
+    elif request.param == "inline":
+        # Every question counts as rare, and nothing may fall back to the thread (on a
+        # busy machine a page may take longer than the inline budget: not under test here).
+        monkeypatch.setattr(fulltext.WordCounts, "matches", lambda self, words: 0)
+        monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)
+
+        async def not_on_thread(*args: Any) -> Any:
+            raise AssertionError("read on aiosqlite's thread, not inline")
+
+        monkeypatch.setattr(entries, "read_on_thread", not_on_thread)
+    elif request.param == "engine":
 
         async def via_engine(db: TenantDb, flt: EntryFilter, **kwargs: Any) -> Page[Entry]:
             async with read_statement(db.engine) as conn:
@@ -296,3 +310,126 @@ async def test_one_statement_a_page(db: TenantDb, read_path: str) -> None:
     with statements(db) as sent:
         await entries.list_entries(db, flt, first=2, after=None)
     assert len(sent) == 1, sent
+
+
+# --------------------------------------------------- which thread reads a search's page
+
+
+def sqlite_only(db: TenantDb) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL reads every page through the engine")
+
+
+async def test_word_counts_are_the_entries_a_search_finds(db: TenantDb) -> None:
+    """count_entry_words counts what a search for the word finds, in every scope: the
+    word stemmed or as a prefix, in the title, summary or tags."""
+    sqlite_only(db)
+    await fill(db)
+    words = ["budget", "quillfeather", "retarg", "roas", "decision", "nothingmatchesthis"]
+    assert db.engine.url.database is not None
+    conn = sqlite3.connect(db.engine.url.database)
+    counts = fulltext.count_entry_words(conn, words)
+    conn.close()
+    for word in words:
+        found, after = 0, None
+        while True:
+            page = await entries.list_entries(db, EntryFilter(search=word), first=50, after=after)
+            found += len(page.edges)
+            if not page.has_next_page:
+                break
+            after = page.end_cursor
+        assert counts[word] == found, word
+    assert counts["quillfeather"] > 0 and counts["budget"] > 20
+    assert counts["nothingmatchesthis"] == 0
+
+
+class Route:
+    """Which way each page of a search was read."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.thread = 0
+        self.inline = 0
+        self.counted: list[list[str]] = []
+        on_thread, rows = entries.read_on_thread, engine_module.InlineReader.rows
+        count = fulltext.count_entry_words
+
+        async def spy_thread(*args: Any) -> Any:
+            self.thread += 1
+            return await on_thread(*args)
+
+        def spy_inline(reader: Any, *args: Any) -> Any:
+            found = rows(reader, *args)
+            self.inline += found is not None
+            return found
+
+        def spy_count(conn: Any, words: Any) -> dict[str, int]:
+            self.counted.append(list(words))
+            return count(conn, words)
+
+        monkeypatch.setattr(entries, "read_on_thread", spy_thread)
+        monkeypatch.setattr(engine_module.InlineReader, "rows", spy_inline)
+        monkeypatch.setattr(fulltext, "count_entry_words", spy_count)
+
+
+async def test_rare_words_are_read_inline_once_counted(
+    db: TenantDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sqlite_only(db)
+    await fill(db)
+    route = Route(monkeypatch)
+    monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", 20)
+    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)  # a busy machine's pace
+    rare = EntryFilter(search="Who is Quillfeather?")
+    first = await entries.list_entries(db, rare, first=5, after=None)
+    # Words not counted yet: the page is read on the thread, which counts them.
+    assert (route.thread, route.inline, route.counted) == (1, 0, [["quillfeather"]])
+    again = await entries.list_entries(db, rare, first=5, after=None)
+    assert again == first == await reference_search(db, rare, first=5, after=None)
+    assert first.edges
+    assert (route.thread, route.inline, route.counted) == (1, 1, [["quillfeather"]])
+
+    # With other requests in flight, the loop is left to them.
+    monkeypatch.setattr(tenants, "leased", lambda: 3)
+    assert await entries.list_entries(db, rare, first=5, after=None) == first
+    assert (route.thread, route.inline) == (2, 1)
+    monkeypatch.undo()
+    route = Route(monkeypatch)
+    monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", 20)
+    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)
+
+    # A common word stays on the thread, and is not counted again.
+    common = EntryFilter(search="quillfeather budget", scope=Scope.ENTITY)
+    for _ in range(2):
+        page = await entries.list_entries(db, common, first=5, after=None)
+        assert page == await reference_search(db, common, first=5, after=None)
+    assert (route.thread, route.inline) == (2, 0)
+    assert route.counted == [["budget"], []]
+
+
+async def test_an_inline_read_it_does_not_answer_is_read_on_the_thread(
+    db: TenantDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over its budget (or anything else InlineReader gives up on): the same page, from
+    aiosqlite's thread."""
+    sqlite_only(db)
+    await fill(db)
+    route = Route(monkeypatch)
+    monkeypatch.setattr(fulltext.WordCounts, "matches", lambda self, words: 0)
+    monkeypatch.setattr(engine_module.InlineReader, "rows", lambda self, *args: None)
+    flt = EntryFilter(search="budget roas")
+    page = await entries.list_entries(db, flt, first=7, after=None)
+    assert page == await reference_search(db, flt, first=7, after=None)
+    assert page.edges and route.thread == 1
+
+
+def test_word_counts_expire_and_stay_bounded() -> None:
+    counts = fulltext.WordCounts(size=3)
+    assert counts.matches(["a"]) is None and counts.unknown(["a", "b"]) == ["a", "b"]
+    counts.learn({"a": 1, "b": 20})
+    assert counts.matches(["a", "b"]) == 21 and counts.matches(["a", "c"]) is None
+    assert counts.unknown(["a", "c"]) == ["c"]
+    counts.learn({"c": 2, "d": 3})  # over the size: starts again
+    assert counts.matches(["a"]) is None and counts.matches(["c", "d"]) == 5
+    stale = fulltext.WordCounts(ttl=0)
+    stale.learn({"a": 1})
+    assert stale.matches(["a"]) is None and stale.unknown(["a"]) == ["a"]

@@ -13,6 +13,7 @@ from app.deps import build
 from app.services import events
 from app.services.records import EventIn, Scope
 from app.storage import migrate
+from app.storage import tenants as tenants_module
 from app.storage.control_models import ControlModel
 from app.storage.engine import read_transaction
 from app.storage.models import TenantModel
@@ -67,10 +68,12 @@ async def test_lru_bounds_open_databases_and_files(tmp_path: Path) -> None:
 
 async def test_a_leased_database_survives_eviction(tmp_path: Path) -> None:
     dbs = TenantDatabases(Settings(_env_file=None, data_dir=tmp_path, tenant_cache_size=1))  # type: ignore[call-arg]
+    before = tenants_module.leased()  # the process's leases, of every tenant
     try:
         async with dbs.lease("ten_held") as held:
             async with dbs.lease("ten_other"):
-                pass  # evicts ten_held from the cache while it is leased
+                assert tenants_module.leased() == before + 2
+                # evicts ten_held from the cache while it is leased
             assert held.evicted
             await events.append_event(held, EventIn(Scope.TEAM, "u1", "note", "still works"))
             assert held.leases == 1 and not dbs._closing
@@ -81,7 +84,7 @@ async def test_a_leased_database_survives_eviction(tmp_path: Path) -> None:
             async with dbs.lease("ten_other") as other:
                 assert other.leases == 1
                 raise RuntimeError("inside the lease")
-        assert other.leases == 0
+        assert other.leases == 0 and tenants_module.leased() == before
     finally:
         await dbs.aclose()
 
