@@ -47,6 +47,7 @@ from app.services.records import (
     EventFilter,
     EventIn,
     Scope,
+    new_event_in,
 )
 from app.storage.tenants import TenantDb
 from app.storage.unavailable import TenantUnavailable
@@ -671,7 +672,7 @@ def _if_match(request: Request) -> list[int] | None:
 
 
 def _event_in(i: AppendMemoryEventInput, idempotency_key: str | None) -> EventIn:
-    return EventIn(
+    return new_event_in(
         scope=i.scope, scope_ref=i.scope_ref, kind=i.kind, body=i.body, source=i.source,
         source_ref=i.source_ref, occurred_at=i.occurred_at, idempotency_key=idempotency_key,
     )  # fmt: skip

@@ -55,6 +55,7 @@ from app.services.records import (
     EntrySource,
     EventFilter,
     EventIn,
+    new_event_in,
 )
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ def _with_input(exc: JetError) -> JetError:
 
 
 def _event_in(i: AppendMemoryEventInput) -> EventIn:
-    return EventIn(
+    return new_event_in(
         scope=i.scope, scope_ref=i.scope_ref, kind=i.kind, body=i.body, source=i.source,
         source_ref=i.source_ref, occurred_at=i.occurred_at, idempotency_key=i.idempotency_key,
     )  # fmt: skip

@@ -176,6 +176,7 @@ def fast_constructor(cls: type[R]) -> Callable[..., R]:
 
 
 new_event: Callable[..., Event] = fast_constructor(Event)
+new_event_in: Callable[..., EventIn] = fast_constructor(EventIn)
 new_entry: Callable[..., Entry] = fast_constructor(Entry)
 new_appended: Callable[..., Appended] = fast_constructor(Appended)
 new_edge: Callable[..., Edge[Any]] = fast_constructor(Edge)

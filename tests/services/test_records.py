@@ -14,12 +14,14 @@ from app.services.records import (
     Entry,
     EntrySource,
     Event,
+    EventIn,
     Scope,
     fast_constructor,
     new_appended,
     new_edge,
     new_entry,
     new_event,
+    new_event_in,
 )
 
 NOW = datetime(2026, 11, 30, 5, 40, tzinfo=UTC)
@@ -39,6 +41,20 @@ def cases() -> list[tuple[object, object]]:
         (new_event(*EVENT_ARGS), event),
         (new_event(**dataclasses.asdict(event)), event),
         (new_entry(*ENTRY_ARGS), entry),
+        (new_event_in(Scope.TEAM, "t1", "note", "hi"), EventIn(Scope.TEAM, "t1", "note", "hi")),
+        (
+            new_event_in(
+                scope=Scope.ENTITY,
+                scope_ref="a",
+                kind="k",
+                body="b",
+                source="s",
+                source_ref="r",
+                occurred_at=NOW,
+                idempotency_key="i",
+            ),
+            EventIn(Scope.ENTITY, "a", "k", "b", "s", "r", NOW, "i"),
+        ),  # fmt: skip
         (new_appended(event, True), Appended(event, replayed=True)),
         (new_edge("c1", event), Edge("c1", event)),  # the default score
         (new_edge("c1", entry, -1.5), Edge("c1", entry, -1.5)),
