@@ -1,9 +1,9 @@
-"""TenantBound with the body limit in the same frame (app/edge/auth.py): exactly the answers
-BodyLimit around it (GraphQL) or inside it (REST) gave, message by message: which comes
-first of 401 and 413, which 413s carry the request id, a body found over the limit while
-the app reads it, after a response started; the one `send` wrapper shared with Edge; the
-headers read in one pass (first sane X-Request-Id, first Authorization, last
-Content-Length); the key -> tenant cache read without a coroutine."""
+"""TenantBound with the body limit in the same frame (app/edge/auth.py), message by message:
+which comes first of 401 and 413 (GraphQL: 413 first, REST: 401 first), every 413 with the
+request id, a body found over the limit while the app reads it, after a response started;
+the one `send` wrapper shared with Edge; the headers read in one pass
+(first sane X-Request-Id, first Authorization, last Content-Length); the key -> tenant
+cache read without a coroutine."""
 
 import asyncio
 import json
@@ -136,11 +136,14 @@ async def test_graphql_a_declared_body_over_the_limit_is_413_before_the_key(
     app = create_app(container=container)
     headers = [*JSON, (b"content-length", b"99999999999"), (b"x-request-id", b"t-1")]
     r = await exchange(app, "/graphql", headers, [])
-    # As BodyLimit outside TenantBound answered it: no request id was made yet.
     assert r.status == 413 and r.json == GRAPHQL_413
     data = json.dumps(GRAPHQL_413).encode()
     assert r.headers == [(b"content-type", b"application/json"),
-                         (b"content-length", str(len(data)).encode())]  # fmt: skip
+                         (b"content-length", str(len(data)).encode()),
+                         (b"x-request-id", b"t-1")]  # fmt: skip
+    # Without a (sane) one of the client's, a new one.
+    r = await exchange(app, "/graphql", headers[:-1], [])
+    assert r.status == 413 and RANDOM_ID.fullmatch(r.header(b"x-request-id")[0].decode())
 
 
 async def test_rest_a_declared_body_over_the_limit_is_a_413_problem_with_the_request_id(
@@ -178,7 +181,7 @@ async def test_a_streamed_body_over_the_limit_is_413_on_each_surface(
     assert rest.header(b"x-request-id") == [b"t-3"]
     graphql = await exchange(app, "/graphql", headers, over_limit())
     assert graphql.status == 413 and graphql.json == GRAPHQL_413
-    assert graphql.header(b"x-request-id") == []  # as BodyLimit outside TenantBound sent it
+    assert graphql.header(b"x-request-id") == [b"t-3"]
     # Exactly at the limit is read in full (and is then not JSON: a 400/422, not a 413).
     at_limit = [b" " * (1 << 20)] * (LIMIT // (1 << 20))
     assert (await exchange(app, "/memory/events", headers, at_limit)).status == 400
@@ -204,11 +207,12 @@ async def test_a_body_over_the_limit_after_the_response_started_keeps_that_respo
 
 
 @pytest.mark.parametrize("limit_first", [False, True])
-async def test_the_413_of_a_streamed_body_is_sent_inside_or_after_the_request(
+async def test_the_413_of_a_streamed_body_is_sent_within_the_request(
     container: Container, tenant: TenantFixture, limit_first: bool
 ) -> None:
-    """REST answers within the request (its id in the logs' context, the tenant leased);
-    GraphQL once TenantBound has finished with it, as BodyLimit outside it did."""
+    """Both ways, the request's id and tenant are in the logs' context (uvicorn's access
+    line) and the 413 carries the id: REST answers within the lease, GraphQL (limit
+    first) once the lease is given back."""
     seen: list[tuple[str | None, str | None]] = []
 
     async def too_large(scope: Scope, send: Send, limit: int) -> None:
@@ -223,10 +227,8 @@ async def test_the_413_of_a_streamed_body_is_sent_inside_or_after_the_request(
     app = TenantBound(reads, container, limit=10, too_large=too_large, limit_first=limit_first)
     r = await exchange(app, "/x", [*auth(tenant), (b"x-request-id", b"t-4")], [b"1" * 8, b"2" * 3])
     assert r.status == 413 and r.json == {"limit": 10}
-    if limit_first:
-        assert seen == [(None, None)] and r.header(b"x-request-id") == []
-    else:
-        assert seen == [("t-4", tenant.id)] and r.header(b"x-request-id") == [b"t-4"]
+    assert seen == [("t-4", tenant.id)] and r.header(b"x-request-id") == [b"t-4"]
+    assert (request_id_var.get(), tenant_id_var.get()) == (None, None)
 
 
 async def _no_receive() -> Message:
