@@ -41,6 +41,12 @@ def request_id_of(scope: Scope) -> str:
     return new_request_id()
 
 
+def current_request_id(scope: Scope) -> str:
+    """The id TenantBound gave this request, else request_id_of(scope) (an answer made
+    before or without TenantBound)."""
+    return scope.get("state", {}).get("request_id") or request_id_of(scope)
+
+
 def _sane_request_id(value: bytes) -> str | None:
     text = value.decode("latin-1")
     return text if _REQUEST_ID.fullmatch(text) else None
