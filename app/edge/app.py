@@ -31,7 +31,7 @@ from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
-from app.edge.responses import StatusNoted
+from app.edge.responses import StatusNoted, unanswered_status
 from app.edge.rest import rest_routes
 from app.graphql.schema import build_schema, schema
 from app.logs import request_id_var
@@ -183,7 +183,8 @@ class Edge(Starlette):
                 noted.status = 500
             raise
         finally:
-            self.metrics.record(scope, noted.status or 500, time.perf_counter() - started)
+            status = noted.status or unanswered_status(scope)
+            self.metrics.record(scope, status, time.perf_counter() - started)
 
 
 async def http_exception(request: Request, exc: Exception) -> Response:

@@ -10,6 +10,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import metrics
@@ -22,7 +23,7 @@ from app.edge.limits import (
     graphql_too_large,
 )
 from app.edge.ratelimit import retry_after_header
-from app.edge.responses import StatusNoted, send_json
+from app.edge.responses import CLIENT_CLOSED_REQUEST, UNANSWERED_STATUS, StatusNoted, send_json
 from app.edge.unavailable import UnavailableWriter, graphql_unavailable
 from app.logs import request_id_var, tenant_id_var
 from app.storage.unavailable import TenantUnavailable
@@ -118,6 +119,11 @@ class TenantBound:
     authentication, within the lease (REST's order). Either way every 413 carries the
     request id, and a body over the limit that is only found while the app reads it is a
     413 unless a response has started (then the app's response stands).
+
+    A client that closes the connection before its body has arrived (the app's read
+    raises Starlette's ClientDisconnect) gets no answer, nobody being left to read it: it
+    is logged in one INFO line (no traceback: not an error of ours) and counted as
+    CLIENT_CLOSED_REQUEST (499). Nothing was parsed, so nothing was stored.
     """
 
     def __init__(
@@ -224,6 +230,8 @@ class TenantBound:
             assert limit is not None  # LimitedReceive raised it
             if not sender.started:
                 await self.too_large(scope, sender, limit)
+        except ClientDisconnect:
+            _client_left(scope, receive, content_length, request_id)
         except TenantUnavailable as exc:
             # This tenant's database is locked, corrupt or full: say so (edge/unavailable.py).
             log.log(logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
@@ -254,6 +262,22 @@ class TenantBound:
         message = (f"rate limit of {limit.rate:g} requests per second (burst "
                    f"{limit.burst}) for this API key exceeded; retry later")  # fmt: skip
         await self.too_many(_with_retry_after(send, wait), message, request_id)
+
+
+def _client_left(
+    scope: Scope, receive: Receive, content_length: bytes | None, request_id: str
+) -> None:
+    """Log (one line) and note for the metrics a client that left before its body arrived."""
+    state = scope["state"]
+    state[UNANSWERED_STATUS] = CLIENT_CLOSED_REQUEST
+    declared = content_length.decode() if content_length and content_length.isdigit() else "?"
+    log.info(
+        "client disconnected before the body was read: %s %s, %s of %s bytes read "
+        "(request %s, tenant %s)",
+        scope["method"], getattr(scope.get("route"), "path", "?"),
+        receive.seen if isinstance(receive, LimitedReceive) else "?", declared,
+        request_id, state.get("tenant_id"),
+    )  # fmt: skip
 
 
 def _with_retry_after(send: Send, wait: float) -> Send:

@@ -981,7 +981,7 @@ class Resource:
                     extra={"request_id": request_id})  # fmt: skip
             response = unavailable_problem(exc).response(request_id)
         except (BodyTooLarge, ClientDisconnect):
-            raise  # BodyLimit answers 413; a client that left gets no answer
+            raise  # TenantBound's: a 413, or for a client that left no answer (a 499)
         except Exception:
             log.exception("REST request failed", extra={"request_id": request_id})
             response = problem(
