@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 
 from app.config import Settings
 from app.deps import Container, build
@@ -166,3 +167,8 @@ def record_at(created: float) -> logging.LogRecord:
     record.msecs = (created - int(created)) * 1000
     record.relativeCreated = 0.0
     return record
+
+
+def sample(name: str, **labels: str) -> float:
+    """A sample of this process's Prometheus registry (0 for a series not made yet)."""
+    return REGISTRY.get_sample_value(name, labels) or 0.0

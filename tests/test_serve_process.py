@@ -1,10 +1,13 @@
 """`jet-memory serve` as a real process on 127.0.0.1, with tenants and keys made by the CLI."""
 
 import contextlib
+import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,3 +120,53 @@ def test_serve_with_cli_tenants_and_keys(env: dict[str, str], tmp_path: Path) ->
     served = (tmp_path / "serve.log").read_text()
     assert "POST /graphql" in served
     assert key not in served and second not in served
+
+
+def test_clients_that_leave_mid_body_are_499s_and_a_405_has_its_request_id(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Real sockets: a client sends its headers (Content-Length: 1000) and 10 bytes, then
+    closes. The server logs one INFO line per request (no error, no traceback), counts a
+    499 (no 500), stores nothing. And a PUT /graphql is a 405 with the client's request
+    id, which its access line carries too (JSON logs)."""
+    created = cli(env, tmp_path, "tenants", "create", "acme")
+    tenant_id = re.search(r"\b(ten_[0-9a-z]{26})\b", created[0])
+    assert tenant_id, created
+    key = created[-1]
+    env = env | {"JET_LOG_FORMAT": "json"}
+    paths = ["/memory/events", "/graphql"]
+    with running_server(env, tmp_path) as url, httpx.Client(base_url=url, timeout=10) as client:
+        for i, path in enumerate(paths):
+            with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1]))) as s:
+                s.sendall(
+                    f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: 1000\r\nX-Request-Id: gone-{i}\r\n\r\n".encode()
+                    + b'{"scope":"'
+                )
+        put = client.put("/graphql", headers={"X-Request-Id": "put-1"})
+        assert put.status_code == 405 and put.headers["x-request-id"] == "put-1"
+        counted = [f'jet_http_requests_total{{method="POST",route="{p}",status="499"}} 1.0'
+                   for p in paths]  # fmt: skip
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not all(line in (exposed := client.get("/metrics").text) for line in counted):
+            assert time.monotonic() < deadline, exposed  # bounded polling, not a timing test
+            time.sleep(0.05)
+        assert 'status="500"' not in exposed
+        stored = client.post("/graphql", json={"query": "{ memoryEvents { edges { cursor } } }"},
+                             headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+        assert stored.json() == {"data": {"memoryEvents": {"edges": []}}}
+
+    served = (tmp_path / "serve.log").read_text()
+    records = [json.loads(line) for line in served.splitlines() if line.startswith("{")]
+    gone = [r for r in records if "client disconnected before the body was read" in r["message"]]
+    assert sorted((r["request_id"], r["level"], r["tenant_id"]) for r in gone) == [
+        ("gone-0", "INFO", tenant_id[1]), ("gone-1", "INFO", tenant_id[1])]  # fmt: skip
+    # uvicorn hands the app nothing of a body once its client has gone.
+    assert all(re.search(r"/(memory/events|graphql), \d+ of 1000 bytes read", r["message"])
+               for r in gone)  # fmt: skip
+    assert not [r for r in records if r["level"] in ("ERROR", "CRITICAL")], served
+    assert "Traceback" not in served and key not in served
+    [access] = [r for r in records
+                if r["logger"] == "uvicorn.access" and "PUT /graphql" in r["message"]]  # fmt: skip
+    assert access["request_id"] == "put-1" and access["message"].endswith(" 405")

@@ -12,27 +12,29 @@ import gc
 import html
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Host, Match, Route
 from starlette.types import Lifespan, Receive, Scope, Send
 
 from app import __version__
 from app.config import Settings
 from app.deps import Container, build
-from app.edge.auth import TenantBound
+from app.edge.auth import TenantBound, current_request_id
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
-from app.edge.responses import StatusNoted
+from app.edge.responses import StatusNoted, unanswered_status
 from app.edge.rest import rest_routes
 from app.graphql.schema import build_schema, schema
+from app.logs import request_id_var
 
 log = logging.getLogger(__name__)
 
@@ -124,13 +126,16 @@ class Edge(Starlette):
     also notes the status for the metrics. Four layers of coroutines and send wrappers
     fewer per request (Starlette's two middlewares, the router, the route). Any other
     request (another route, a method the route does not allow, a root_path, lifespan)
-    goes through Starlette's stack as before, inside HttpMetrics.
+    goes through Starlette's stack as before, inside HttpMetrics; Starlette's own answers
+    there (routing's 404 and 405) carry the request id too (`http_exception`).
     """
 
     def __init__(
         self, *, routes: Sequence[BaseRoute], lifespan: Lifespan[Any] | None = None
     ) -> None:
-        super().__init__(routes=routes, lifespan=lifespan)
+        super().__init__(
+            routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_exception}
+        )
         self.metrics = HttpMetrics(super().__call__)
         self._direct: dict[str, Route] | None = None
 
@@ -178,7 +183,43 @@ class Edge(Starlette):
                 noted.status = 500
             raise
         finally:
-            self.metrics.record(scope, noted.status or 500, time.perf_counter() - started)
+            status = noted.status or unanswered_status(scope)
+            self.metrics.record(scope, status, time.perf_counter() - started)
+
+
+async def http_exception(request: Request, exc: Exception) -> Response:
+    """Starlette's answer to an HTTPException (routing's 404 for a path no route knows and
+    405 for a method a route does not take, StaticFiles' 404), as its ExceptionMiddleware
+    makes it, with the request id: in the X-Request-Id header, as on every answer of the
+    API, and in the log context while it is sent (uvicorn's access line)."""
+    assert isinstance(exc, HTTPException)
+    request_id = current_request_id(request.scope)
+    if exc.status_code in {204, 304}:
+        return WithRequestId(request_id, None, exc.status_code, exc.headers)
+    return WithRequestId(request_id, exc.detail, exc.status_code, exc.headers, "text/plain")
+
+
+class WithRequestId(Response):
+    """A Response with `x-request-id: <request_id>`, sent with that id in the log context."""
+
+    def __init__(
+        self,
+        request_id: str,
+        content: str | None,
+        status_code: int,
+        headers: Mapping[str, str] | None,
+        media_type: str | None = None,
+    ) -> None:
+        super().__init__(content, status_code, headers, media_type)
+        self.request_id = request_id
+        self.raw_headers.append((b"x-request-id", request_id.encode("latin-1")))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        token = request_id_var.set(self.request_id)
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            request_id_var.reset(token)
 
 
 def _may_match(route: BaseRoute, path: str) -> bool:

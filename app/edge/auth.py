@@ -10,6 +10,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import metrics
@@ -22,7 +23,7 @@ from app.edge.limits import (
     graphql_too_large,
 )
 from app.edge.ratelimit import retry_after_header
-from app.edge.responses import StatusNoted, send_json
+from app.edge.responses import CLIENT_CLOSED_REQUEST, UNANSWERED_STATUS, StatusNoted, send_json
 from app.edge.unavailable import UnavailableWriter, graphql_unavailable
 from app.logs import request_id_var, tenant_id_var
 from app.storage.unavailable import TenantUnavailable
@@ -39,6 +40,12 @@ def request_id_of(scope: Scope) -> str:
             if text is not None:
                 return text
     return new_request_id()
+
+
+def current_request_id(scope: Scope) -> str:
+    """The id TenantBound gave this request, else request_id_of(scope) (an answer made
+    before or without TenantBound)."""
+    return scope.get("state", {}).get("request_id") or request_id_of(scope)
 
 
 def _sane_request_id(value: bytes) -> str | None:
@@ -107,12 +114,16 @@ class TenantBound:
     With `limit`, it is also the request body limit (app/edge/limits.py), in the same frame
     rather than as a BodyLimit wrapper around or inside it (one coroutine, one `send` and
     one `receive` wrapper fewer per request): `limit_first` answers an over-limit declared
-    Content-Length with 413 before anything else (the order GraphQL had, BodyLimit outside
-    TenantBound: the 413 carries no request id, and a body found over the limit while
-    streaming is answered after the tenant is released), otherwise after authentication,
-    within the lease (REST's order, BodyLimit inside TenantBound: both 413s carry the
-    request id). Either way a body over the limit that is only found while the app reads
-    it is a 413 unless a response has started (then the app's response stands).
+    Content-Length with 413 before the key is read (GraphQL's order; a body found over the
+    limit while streaming is answered once the tenant is released), otherwise after
+    authentication, within the lease (REST's order). Either way every 413 carries the
+    request id, and a body over the limit that is only found while the app reads it is a
+    413 unless a response has started (then the app's response stands).
+
+    A client that closes the connection before its body has arrived (the app's read
+    raises Starlette's ClientDisconnect) gets no answer, nobody being left to read it: it
+    is logged in one INFO line (no traceback: not an error of ours) and counted as
+    CLIENT_CLOSED_REQUEST (499). Nothing was parsed, so nothing was stored.
     """
 
     def __init__(
@@ -137,6 +148,8 @@ class TenantBound:
         self.limit = limit
         self.too_large = too_large
         self.limit_first = limit_first
+        # The limit a declared Content-Length is held to before the key is read, if any.
+        self.first_limit = limit if limit_first else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -158,9 +171,6 @@ class TenantBound:
                 content_length = value
         limit = self.limit
         if limit is not None:
-            if declared_over(content_length, limit) and self.limit_first:
-                await self.too_large(scope, send, limit)
-                return
             receive = LimitedReceive(receive, limit)
         state = scope.setdefault("state", {})
         request_id = state.get("request_id") or client_request_id or new_request_id()
@@ -175,8 +185,11 @@ class TenantBound:
         else:
             sender = StatusNoted(send, 0)
         sender.request_id = request_id.encode()
-        too_large_after = False
         try:
+            first_limit = self.first_limit
+            if first_limit is not None and declared_over(content_length, first_limit):
+                await self.too_large(scope, sender, first_limit)
+                return
             token = _bearer(authorization)
             if token is None:
                 msg = "missing API key: send Authorization: Bearer <key>"
@@ -212,9 +225,13 @@ class TenantBound:
                         if not sender.started:
                             await self.too_large(scope, sender, limit)
         except BodyTooLarge:
-            # Answered once the request is over here (limit_first: as BodyLimit outside
-            # TenantBound did); after a response started, the app's response stands.
-            too_large_after = not sender.started
+            # limit_first: answered once the tenant is released; after a response started,
+            # the app's response stands.
+            assert limit is not None  # LimitedReceive raised it
+            if not sender.started:
+                await self.too_large(scope, sender, limit)
+        except ClientDisconnect:
+            _client_left(scope, receive, content_length, request_id)
         except TenantUnavailable as exc:
             # This tenant's database is locked, corrupt or full: say so (edge/unavailable.py).
             log.log(logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
@@ -236,8 +253,6 @@ class TenantBound:
                 sender.request_id = None  # Edge's: anything it sends after us is its own
             tenant_id_var.reset(tenant_token)
             request_id_var.reset(request_token)
-        if too_large_after:
-            await self.too_large(scope, send, limit)  # type: ignore[arg-type]
 
     async def _too_many(
         self, scope: Scope, send: Send, token: str, wait: float, request_id: str
@@ -247,6 +262,22 @@ class TenantBound:
         message = (f"rate limit of {limit.rate:g} requests per second (burst "
                    f"{limit.burst}) for this API key exceeded; retry later")  # fmt: skip
         await self.too_many(_with_retry_after(send, wait), message, request_id)
+
+
+def _client_left(
+    scope: Scope, receive: Receive, content_length: bytes | None, request_id: str
+) -> None:
+    """Log (one line) and note for the metrics a client that left before its body arrived."""
+    state = scope["state"]
+    state[UNANSWERED_STATUS] = CLIENT_CLOSED_REQUEST
+    declared = content_length.decode() if content_length and content_length.isdigit() else "?"
+    log.info(
+        "client disconnected before the body was read: %s %s, %s of %s bytes read "
+        "(request %s, tenant %s)",
+        scope["method"], getattr(scope.get("route"), "path", "?"),
+        receive.seen if isinstance(receive, LimitedReceive) else "?", declared,
+        request_id, state.get("tenant_id"),
+    )  # fmt: skip
 
 
 def _with_retry_after(send: Send, wait: float) -> Send:

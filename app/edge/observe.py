@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app import metrics
 from app.deps import Container
 from app.edge.auth import bearer_token
-from app.edge.responses import StatusNoted
+from app.edge.responses import CLIENT_CLOSED_REQUEST, StatusNoted, unanswered_status
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,9 @@ READY_TIMEOUT_S = 2.0
 _METHODS = {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}
 # Where the GraphQL layer leaves (operation name, type) for HttpMetrics.
 OPERATION_STATE_KEY = "graphql_operation"
+# A /graphql request with these statuses is no GraphQL operation: refused before one ran
+# (401, 429), or none received (the client left before its body arrived).
+_NO_OPERATION = frozenset({401, 429, CLIENT_CLOSED_REQUEST})
 
 
 # ---------------------------------------------------------------------------- /readyz
@@ -201,12 +204,13 @@ class HttpMetrics:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        noted = StatusNoted(send, 500)  # 500: what an exception escaping everything becomes
+        noted = StatusNoted(send, 0)  # 0: none sent yet
         started = time.perf_counter()
         try:
             await self.app(scope, receive, noted)
         finally:
-            self.record(scope, noted.status, time.perf_counter() - started)
+            status = noted.status or unanswered_status(scope)
+            self.record(scope, status, time.perf_counter() - started)
 
     def record(self, scope: Scope, status: int, elapsed: float) -> None:
         """Count and time one answered HTTP request (`scope` after routing)."""
@@ -219,7 +223,7 @@ class HttpMetrics:
         ).record(elapsed)
         if (
             scope["path"] == "/graphql"
-            and status not in (401, 429)
+            and status not in _NO_OPERATION
             and (method == "POST" or b"query=" in scope.get("query_string", b""))
         ):
             # Not recorded: refused before any operation ran (no JSON, no query).

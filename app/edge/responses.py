@@ -1,9 +1,23 @@
-"""Raw ASGI JSON responses, for the edge's own answers before any framework runs, and the
-one `send` wrapper of a request on the edge's hot routes."""
+"""Raw ASGI JSON responses, for the edge's own answers before any framework runs, the one
+`send` wrapper of a request on the edge's hot routes, and the status the metrics record
+for a request that got no answer."""
 
 import json
 
-from starlette.types import Message, Send
+from starlette.types import Message, Scope, Send
+
+# The status of a request the client gave up on before its body arrived: nginx's 499
+# ("client closed request"). Never sent (nobody is left to read it): the metrics and the
+# log say it. TenantBound notes it in the scope's state under UNANSWERED_STATUS.
+CLIENT_CLOSED_REQUEST = 499
+UNANSWERED_STATUS = "jet.unanswered_status"
+
+
+def unanswered_status(scope: Scope) -> int:
+    """What the metrics record for a request that ended without a response: the status
+    the edge noted for it (CLIENT_CLOSED_REQUEST), else 500 (an exception escaped, or an
+    app returned without answering, which the server answers 500)."""
+    return int(scope.get("state", {}).get(UNANSWERED_STATUS, 500))
 
 
 async def send_json(

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from app.deps import Container
-from app.edge.auth import TenantBound, request_id_of
+from app.edge.auth import TenantBound, current_request_id
 from app.edge.limits import MAX_BODY_BYTES, BodyTooLarge
 from app.edge.responses import send_json
 from app.edge.unavailable import problem_unavailable, retry_after_headers
@@ -472,7 +472,7 @@ async def problem_too_many(send: Send, message: str, request_id: str) -> None:
 
 async def problem_too_large(scope: AsgiScope, send: Send, limit: int) -> None:
     """BodyLimit's 413, in problem+json."""
-    request_id = scope.get("state", {}).get("request_id") or request_id_of(scope)
+    request_id = current_request_id(scope)
     message = f"the request body is over the limit of {limit} bytes"
     p = problem(413, None, "body", "TOO_LARGE", message)
     await send_json(
@@ -982,7 +982,7 @@ class Resource:
                     extra={"request_id": request_id})  # fmt: skip
             response = unavailable_problem(exc).response(request_id)
         except (BodyTooLarge, ClientDisconnect):
-            raise  # BodyLimit answers 413; a client that left gets no answer
+            raise  # TenantBound's: a 413, or for a client that left no answer (a 499)
         except Exception:
             log.exception("REST request failed", extra={"request_id": request_id})
             response = problem(

@@ -6,17 +6,13 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from prometheus_client import REGISTRY
+from conftest import sample
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app.edge.app import Edge
-
-
-def sample(name: str, **labels: str) -> float:
-    return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
 class Named:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prometheus_client import REGISTRY
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app import logs, metrics
@@ -21,15 +20,11 @@ from app.edge.app import create_app
 from app.edge.observe import operation_type
 from app.edge.ratelimit import RateLimiter
 from app.services import policies
-from tests.conftest import TenantFixture, make_tenant
+from tests.conftest import TenantFixture, make_tenant, sample
 from tests.gateway_stub import FakeGateway, summary_of
 
 APPEND = """mutation Append($input: AppendMemoryEventInput!) {
   appendMemoryEvent(input: $input) { replayed event { id } errors { code } } }"""
-
-
-def sample(name: str, **labels: str) -> float:
-    return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
 @pytest.fixture

@@ -1,12 +1,16 @@
 """Every response carries X-Request-Id; failures outside GraphQL are JSON and logged with it."""
 
 import logging
+import re
 
 import httpx
 import pytest
-from conftest import TenantFixture, make_tenant
+from conftest import TenantFixture, make_tenant, sample
+from starlette.types import Message, Receive, Scope, Send
 
 from app.deps import Container
+from app.edge.app import create_app
+from app.logs import request_id_var
 from app.services import entries
 from app.storage.tenants import TenantDatabases
 
@@ -80,3 +84,42 @@ async def test_rest_internal_errors_are_problem_json(
     r = await client.get("/memory", headers={**broken.headers, "X-Request-Id": "t-45"})
     assert r.status_code == 500 and r.headers["content-type"] == "application/problem+json"
     assert r.json()["requestId"] == "t-45" and r.headers["x-request-id"] == "t-45"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "route"),
+    [("PUT", "/graphql", 405, "/graphql"), ("DELETE", "/graphql", 405, "/graphql"),
+     ("POST", "/healthz", 405, "/healthz"), ("GET", "/nowhere", 404, "unmatched")],
+)  # fmt: skip
+async def test_starlettes_own_404_and_405_carry_the_request_id_logged_and_counted(
+    container: Container, method: str, path: str, status: int, route: str
+) -> None:
+    """Routing's answers (a method a route does not take, a path no route knows) as
+    Starlette makes them, with the request id in the header and in the log context while
+    they are sent (uvicorn's access line), counted like any other answer."""
+    app = create_app(container=container)
+    in_context: list[str | None] = []
+
+    async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+        async def sender(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                in_context.append(request_id_var.get())
+            await send(message)
+
+        await app(scope, receive, sender)
+
+    series = {"route": route, "method": method, "status": str(status)}
+    before = sample("jet_http_requests_total", **series)
+    transport = httpx.ASGITransport(app=watched)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        mine = await c.request(method, path, headers={"X-Request-Id": "t-46"})
+        new = await c.request(method, path, headers={"X-Request-Id": "bad id"})
+    assert mine.status_code == new.status_code == status
+    assert mine.text == new.text == ("Method Not Allowed" if status == 405 else "Not Found")
+    if status == 405:
+        assert "GET" in mine.headers["allow"]
+    assert mine.headers["x-request-id"] == "t-46"
+    assert re.fullmatch(r"[0-9a-f]{32}", new.headers["x-request-id"])
+    assert in_context == ["t-46", new.headers["x-request-id"]]
+    assert request_id_var.get() is None
+    assert sample("jet_http_requests_total", **series) == before + 2

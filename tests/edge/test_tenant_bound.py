@@ -1,9 +1,10 @@
-"""TenantBound with the body limit in the same frame (app/edge/auth.py): exactly the answers
-BodyLimit around it (GraphQL) or inside it (REST) gave, message by message: which comes
-first of 401 and 413, which 413s carry the request id, a body found over the limit while
-the app reads it, after a response started; the one `send` wrapper shared with Edge; the
-headers read in one pass (first sane X-Request-Id, first Authorization, last
-Content-Length); the key -> tenant cache read without a coroutine."""
+"""TenantBound with the body limit in the same frame (app/edge/auth.py), message by message:
+which comes first of 401 and 413 (GraphQL: 413 first, REST: 401 first), every 413 with the
+request id, a body found over the limit while the app reads it, after a response started;
+a client that leaves before its body arrived (no answer, one log line, 499 in the metrics,
+nothing stored); the one `send` wrapper shared with Edge; the headers read in one pass
+(first sane X-Request-Id, first Authorization, last Content-Length); the key -> tenant
+cache read without a coroutine."""
 
 import asyncio
 import json
@@ -13,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from conftest import TenantFixture
+from conftest import TenantFixture, sample
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
@@ -79,7 +80,10 @@ async def exchange(
     method: str = "POST",
     root_path: str = "",
     send: Callable[[Message], Awaitable[None]] | None = None,
+    disconnect: bool = False,
 ) -> Exchange:
+    """`chunks` as the body; with `disconnect`, the client then closes the connection
+    instead of finishing it (the last chunk says more_body)."""
     messages: list[Message] = []
     pending = list(chunks)
     scope = {
@@ -94,7 +98,7 @@ async def exchange(
             await asyncio.sleep(0.01)
             return {"type": "http.disconnect"}
         body = pending.pop(0)
-        return {"type": "http.request", "body": body, "more_body": bool(pending)}
+        return {"type": "http.request", "body": body, "more_body": bool(pending) or disconnect}
 
     async def record(message: Message) -> None:
         messages.append(message)
@@ -136,11 +140,14 @@ async def test_graphql_a_declared_body_over_the_limit_is_413_before_the_key(
     app = create_app(container=container)
     headers = [*JSON, (b"content-length", b"99999999999"), (b"x-request-id", b"t-1")]
     r = await exchange(app, "/graphql", headers, [])
-    # As BodyLimit outside TenantBound answered it: no request id was made yet.
     assert r.status == 413 and r.json == GRAPHQL_413
     data = json.dumps(GRAPHQL_413).encode()
     assert r.headers == [(b"content-type", b"application/json"),
-                         (b"content-length", str(len(data)).encode())]  # fmt: skip
+                         (b"content-length", str(len(data)).encode()),
+                         (b"x-request-id", b"t-1")]  # fmt: skip
+    # Without a (sane) one of the client's, a new one.
+    r = await exchange(app, "/graphql", headers[:-1], [])
+    assert r.status == 413 and RANDOM_ID.fullmatch(r.header(b"x-request-id")[0].decode())
 
 
 async def test_rest_a_declared_body_over_the_limit_is_a_413_problem_with_the_request_id(
@@ -178,7 +185,7 @@ async def test_a_streamed_body_over_the_limit_is_413_on_each_surface(
     assert rest.header(b"x-request-id") == [b"t-3"]
     graphql = await exchange(app, "/graphql", headers, over_limit())
     assert graphql.status == 413 and graphql.json == GRAPHQL_413
-    assert graphql.header(b"x-request-id") == []  # as BodyLimit outside TenantBound sent it
+    assert graphql.header(b"x-request-id") == [b"t-3"]
     # Exactly at the limit is read in full (and is then not JSON: a 400/422, not a 413).
     at_limit = [b" " * (1 << 20)] * (LIMIT // (1 << 20))
     assert (await exchange(app, "/memory/events", headers, at_limit)).status == 400
@@ -204,11 +211,12 @@ async def test_a_body_over_the_limit_after_the_response_started_keeps_that_respo
 
 
 @pytest.mark.parametrize("limit_first", [False, True])
-async def test_the_413_of_a_streamed_body_is_sent_inside_or_after_the_request(
+async def test_the_413_of_a_streamed_body_is_sent_within_the_request(
     container: Container, tenant: TenantFixture, limit_first: bool
 ) -> None:
-    """REST answers within the request (its id in the logs' context, the tenant leased);
-    GraphQL once TenantBound has finished with it, as BodyLimit outside it did."""
+    """Both ways, the request's id and tenant are in the logs' context (uvicorn's access
+    line) and the 413 carries the id: REST answers within the lease, GraphQL (limit
+    first) once the lease is given back."""
     seen: list[tuple[str | None, str | None]] = []
 
     async def too_large(scope: Scope, send: Send, limit: int) -> None:
@@ -223,10 +231,8 @@ async def test_the_413_of_a_streamed_body_is_sent_inside_or_after_the_request(
     app = TenantBound(reads, container, limit=10, too_large=too_large, limit_first=limit_first)
     r = await exchange(app, "/x", [*auth(tenant), (b"x-request-id", b"t-4")], [b"1" * 8, b"2" * 3])
     assert r.status == 413 and r.json == {"limit": 10}
-    if limit_first:
-        assert seen == [(None, None)] and r.header(b"x-request-id") == []
-    else:
-        assert seen == [("t-4", tenant.id)] and r.header(b"x-request-id") == [b"t-4"]
+    assert seen == [("t-4", tenant.id)] and r.header(b"x-request-id") == [b"t-4"]
+    assert (request_id_var.get(), tenant_id_var.get()) == (None, None)
 
 
 async def _no_receive() -> Message:
@@ -349,6 +355,55 @@ async def test_an_error_after_the_response_started_escapes_logged_and_contexts_r
         "code": "INTERNAL_SERVER_ERROR", "requestId": "t-7"}  # fmt: skip
     assert [r.getMessage() for r in caplog.records] == ["unhandled error (request t-7)"] * 2
     assert (request_id_var.get(), tenant_id_var.get()) == (None, None)
+
+
+# ------------------------------------------------------------- a client that leaves
+
+GONE = "client disconnected before the body was read"
+APPEND_GQL = (b'{"query":"mutation { appendMemoryEvent(input: {scope: ENTITY, scopeRef: '
+              b'\\"a\\", kind: \\"k\\", body: \\"b\\"}) { event { id } } }"}')  # fmt: skip
+EVENTS = b'{"query":"{ memoryEvents { edges { cursor } } }"}'
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("/memory/events", EVENT), ("/memory/events", b"[" + EVENT + b"]"), ("/graphql", APPEND_GQL)],
+    ids=["rest", "rest-batch", "graphql"],
+)
+# 10 bytes, or the whole JSON but not the end of the body its Content-Length declared.
+@pytest.mark.parametrize("whole", [False, True], ids=["10-bytes", "whole-json"])
+@pytest.mark.parametrize("root_path", ["", "/api"], ids=["direct", "stack"])  # Edge's ways
+async def test_a_client_that_leaves_before_its_body_arrived_is_a_499_and_stores_nothing(
+    container: Container, tenant: TenantFixture, caplog: pytest.LogCaptureFixture,
+    path: str, body: bytes, whole: bool, root_path: str,
+) -> None:  # fmt: skip
+    """Not an error of ours: no traceback, one INFO line with the request id and tenant,
+    no answer (nobody is left to read it), 499 in the metrics (not a 500)."""
+    app = create_app(container=container)
+    series = {"route": path, "method": "POST"}
+    before = {s: sample("jet_http_requests_total", **series, status=s) for s in ("499", "500")}
+    operation = {"operation": "anonymous", "type": "unknown", "status": "499"}
+    operations = sample("jet_graphql_operations_total", **operation)
+    headers = [*auth(tenant), *JSON, (b"content-length", str(len(body) + 990).encode()),
+               (b"x-request-id", b"gone-1")]  # fmt: skip
+    with caplog.at_level(logging.DEBUG):
+        r = await exchange(app, path, headers, [body if whole else body[:10]],
+                           disconnect=True, root_path=root_path)  # fmt: skip
+    assert r.escaped is None and r.messages == []
+    assert [(s, sample("jet_http_requests_total", **series, status=s)) for s in before] == [
+        ("499", before["499"] + 1), ("500", before["500"])]  # fmt: skip
+    assert sample("jet_graphql_operations_total", **operation) == operations  # none received
+    assert not [rec for rec in caplog.records if rec.levelno >= logging.WARNING]
+    [line] = [rec for rec in caplog.records if GONE in rec.getMessage()]
+    assert line.levelno == logging.INFO and line.exc_info is None and line.name == "app.edge.auth"
+    sent = len(body) if whole else 10
+    declared = len(body) + 990
+    assert line.getMessage() == (
+        f"{GONE}: POST {path}, {sent} of {declared} bytes read (request gone-1, tenant {tenant.id})"
+    )
+    assert (request_id_var.get(), tenant_id_var.get()) == (None, None)
+    stored = await exchange(app, "/graphql", [*auth(tenant), *JSON], [EVENTS])
+    assert stored.json == {"data": {"memoryEvents": {"edges": []}}}
 
 
 # ---------------------------------------------------------------------- the key cache
