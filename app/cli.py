@@ -62,6 +62,9 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         # The same handlers and format (text or JSON) as the rest of the process.
         log_config=logs.config(settings.log_level, settings.log_format),
         proxy_headers=False,
+        # No `server: uvicorn` on every response: it tells a scanner what runs here, and
+        # each header costs uvicorn's per-header checks on the way out.
+        server_header=False,
         # uvicorn's protocol (httptools), one socket write per response (app/edge/server.py).
         http=HTTP_PROTOCOL,
     )

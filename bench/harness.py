@@ -196,8 +196,8 @@ class Server:
         env = {**os.environ, "JET_DATA_DIR": str(self.data_dir), **self.env}
         # The same uvicorn settings as `jet-memory serve` (app/cli.py): uvicorn's default
         # loop (uvloop when installed) and HTTP parser, log level info, no proxy headers,
-        # and the same logging (app/logs.py's text format, whose access lines cost
-        # differently from uvicorn's own default formatter).
+        # no server header, and the same logging (app/logs.py's text format, whose access
+        # lines cost differently from uvicorn's own default formatter).
         log_config = self.log_path.parent / "log-config.json"
         log_config.parent.mkdir(parents=True, exist_ok=True)
         log_config.write_text(json.dumps(logs.config("info", "text"), default=_dotted))
@@ -218,6 +218,7 @@ class Server:
             "--log-level",
             "info",
             "--no-proxy-headers",
+            "--no-server-header",
             "--log-config",
             str(log_config),
             "--http",

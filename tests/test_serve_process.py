@@ -65,7 +65,10 @@ def test_serve_with_cli_tenants_and_keys(env: dict[str, str], tmp_path: Path) ->
     assert re.fullmatch(r"jm_[A-Za-z0-9_-]{40,}", key), created
 
     with running_server(env, tmp_path) as url, httpx.Client(base_url=url, timeout=10) as client:
-        assert client.get("/healthz").json()["status"] == "ok"
+        health = client.get("/healthz")
+        assert health.json()["status"] == "ok"
+        # No `server: uvicorn` advertised; the Date HTTP/1.1 asks an origin server for, yes.
+        assert "server" not in health.headers and "date" in health.headers
 
         def gql(
             secret: str, query: str, variables: dict[str, object] | None = None
