@@ -8,7 +8,18 @@ the migrations (alembic cannot model them).
 
 from datetime import datetime
 
-from sqlalchemy import JSON, CheckConstraint, Column, ForeignKey, Index, MetaData, String, text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    text,
+)
 from sqlmodel import Field, SQLModel
 
 from app.storage.types import UTCDateTime
@@ -98,6 +109,21 @@ class MemoryEntry(TenantModel, table=True):
     version: int = 1
 
 
+class MemoryEntriesRevision(TenantModel, table=True):
+    """One row whose `n` changes in the same transaction as any change to memory_entries,
+    by any writer: triggers bump it (migration 0005). The entry search cache
+    (app/services/search_cache.py) serves a page only while `n` is what it was read as
+    before that page was searched. Only equality means anything: `n` starts at a random
+    62-bit number, so a table dropped and created again does not (but by a chance in
+    ~2**62) repeat a value it had."""
+
+    __tablename__ = "memory_entries_revision"
+    __table_args__ = (CheckConstraint("id = 1", name="ck_memory_entries_revision_one_row"),)
+
+    id: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
+    n: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
 class MemoryEntrySource(TenantModel, table=True):
     """Provenance: the events a compactor entry folded, in the order they were folded."""
 
@@ -180,6 +206,7 @@ class LlmCall(TenantModel, table=True):
 
 events_table = MemoryEvent.__table__  # type: ignore[attr-defined]
 entries_table = MemoryEntry.__table__  # type: ignore[attr-defined]
+entries_revision_table = MemoryEntriesRevision.__table__  # type: ignore[attr-defined]
 entry_sources_table = MemoryEntrySource.__table__  # type: ignore[attr-defined]
 compaction_runs_table = CompactionRun.__table__  # type: ignore[attr-defined]
 llm_calls_table = LlmCall.__table__  # type: ignore[attr-defined]
