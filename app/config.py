@@ -69,6 +69,12 @@ class Settings(BaseSettings):
         description="How long a verified API key is trusted before the control database is "
         "asked again; a revoked key stops working within this time.",
     )
+    search_cache_pages: int = Field(
+        default=2000,
+        ge=0,
+        description="memoryEntries search pages kept per API process (LRU over all tenants), "
+        "each served until the tenant's entries change; 0 disables the cache.",
+    )
     group_commit_max_rows: int = Field(
         default=2000, ge=1, description="Most event rows one group commit writes."
     )

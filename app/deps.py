@@ -16,7 +16,7 @@ from app.adapters.summarisers import BuiltinSummariser, GatewaySummariser
 from app.config import Settings
 from app.edge.ratelimit import RateLimiter
 from app.errors import NotFound
-from app.services import compaction, policies
+from app.services import compaction, policies, search_cache
 from app.services.compaction import CompactionRunRecord
 from app.services.tenants import Authenticator
 from app.storage.control import ControlDb
@@ -41,10 +41,13 @@ async def build(settings: Settings) -> Container:
     """Open the control database (migrated to head) and the tenant registry."""
     control = ControlDb(settings)
     await control.migrate()
+    shared: dict[str, object] = {}
+    if settings.search_cache_pages:
+        shared[search_cache.KEY] = search_cache.SearchCache(settings.search_cache_pages)
     return Container(
         settings=settings,
         control=control,
-        tenants=TenantDatabases(settings),
+        tenants=TenantDatabases(settings, shared=shared),
         auth=Authenticator(control, ttl=settings.auth_cache_seconds),
         limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
     )

@@ -32,6 +32,15 @@ GRAPHQL_LATENCY = Histogram(
 RATE_LIMITED = Counter("jet_rate_limited_requests", "Requests refused with 429, by surface.",
                        ["surface"])  # fmt: skip
 EVENTS_APPENDED = Counter("jet_events_appended", "Events stored (idempotent replays excluded).")
+ENTRY_SEARCH_CACHE = Counter(
+    "jet_entry_search_cache_lookups",
+    "memoryEntries searches looked up in the search page cache, by result: hit, miss (not "
+    "cached) or stale (cached before the tenant's entries last changed).",
+    ["result"],
+)  # fmt: skip
+ENTRY_SEARCH_CACHE_EVICTIONS = Counter(
+    "jet_entry_search_cache_evictions", "Search pages dropped to keep the cache within its size."
+)
 
 COMPACTION_RUNS = Counter("jet_compaction_runs", "Compaction runs finished, by status.",
                           ["status", "trigger"])  # fmt: skip

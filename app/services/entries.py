@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids
 from app.errors import Conflict, InvalidInput, NotFound
-from app.services import cursors, search, validation
+from app.services import cursors, search, search_cache, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import (
@@ -186,11 +186,10 @@ async def list_entries(
     if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
         raise InvalidInput(["filter", "minImportance"], "minImportance must be 1 to 5")
     if flt.search is not None:
-        if db.engine.dialect.name == "sqlite" and not flt.sources:
-            return await _search_on_thread(db, flt, first=first, after=after)
-        # One statement: no BEGIN/COMMIT around it (it reads one snapshot on its own).
-        async with read_statement(db.engine) as conn:
-            return await _search(conn, flt, first=first, after=after)
+        # Served from the search page cache while the tenant's entries are unchanged.
+        return await search_cache.search_page(
+            db, flt, first=first, after=after, search_fn=_uncached_search
+        )
     conds: list[Any] = []
     if flt.min_importance is not None and flt.min_importance > 1:
         # `+ 0` keeps SQLite off ix_memory_entries_scope_rank (the context loader's): a
@@ -229,6 +228,17 @@ async def list_entries(
         for e in entries[:first]
     ]
     return Page(edges, has_next_page=len(entries) > first)
+
+
+async def _uncached_search(
+    db: TenantDb, flt: EntryFilter, *, first: int, after: str | None
+) -> Page[Entry]:
+    """A search's page, read from the database (what the cache keeps)."""
+    if db.engine.dialect.name == "sqlite" and not flt.sources:
+        return await _search_on_thread(db, flt, first=first, after=after)
+    # One statement: no BEGIN/COMMIT around it (it reads one snapshot on its own).
+    async with read_statement(db.engine) as conn:
+        return await _search(conn, flt, first=first, after=after)
 
 
 def matching(

@@ -12,7 +12,9 @@ helpers (group committers) held in memory.
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -22,11 +24,20 @@ from app.storage.engine import InlineReader, SqliteEngines, read_statement, writ
 
 log = logging.getLogger(__name__)
 
+EMPTY: Mapping[str, object] = MappingProxyType({})
+
 
 class TenantDb:
     """An open tenant database. Services get it from a lease and never keep it."""
 
-    def __init__(self, tenant_id: str, engine: AsyncEngine, *, owns_engine: bool = True) -> None:
+    def __init__(
+        self,
+        tenant_id: str,
+        engine: AsyncEngine,
+        *,
+        owns_engine: bool = True,
+        shared: Mapping[str, object] = EMPTY,
+    ) -> None:
         self.tenant_id = tenant_id
         self.engine = engine
         self._owns_engine = owns_engine  # False: a view of the shared PostgreSQL pool
@@ -35,6 +46,9 @@ class TenantDb:
         # Per-database helpers that live as long as it (e.g. the group committer); any
         # with an `aclose()` is closed before the engine.
         self.extras: dict[str, object] = {}
+        # The process's helpers for every tenant (TenantDatabases' `shared`), never closed
+        # with the database.
+        self.shared = shared
 
     def inline_reader(self) -> InlineReader | None:
         """The database's InlineReader (SQLite; None on PostgreSQL), made at first use and
@@ -56,8 +70,12 @@ class TenantDb:
 
 
 class TenantDatabases:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, shared: Mapping[str, object] = EMPTY) -> None:
+        """`shared`: helpers of the process that every leased TenantDb carries as
+        `db.shared`, such as the entry search cache (app/services/search_cache.py), which
+        the composition root (app/deps.py) makes: storage knows no services."""
         self._settings = settings
+        self._shared_helpers = shared
         self._open: OrderedDict[str, TenantDb] = OrderedDict()
         self._opening: dict[str, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -147,7 +165,12 @@ class TenantDatabases:
             async with write_transaction(self._shared) as conn:
                 if await migrate.upgrade(conn, "tenant", schema):
                     log.info("migrated tenant schema", extra={"tenant_id": tenant_id})
-            return TenantDb(tenant_id, postgres.for_schema(self._shared, schema), owns_engine=False)
+            return TenantDb(
+                tenant_id,
+                postgres.for_schema(self._shared, schema),
+                owns_engine=False,
+                shared=self._shared_helpers,
+            )
         engine = await self._engine(tenant_id)
         try:
             # Almost every open finds the database at head: one plain read says so (and,
@@ -163,7 +186,7 @@ class TenantDatabases:
         except BaseException:
             await engine.dispose()
             raise
-        return TenantDb(tenant_id, engine)
+        return TenantDb(tenant_id, engine, shared=self._shared_helpers)
 
     def _evict(self) -> None:
         while len(self._open) > self._settings.tenant_cache_size:

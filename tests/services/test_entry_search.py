@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import event, func, insert, select, text
 
 from app.errors import InvalidInput
-from app.services import cursors, entries, search
+from app.services import cursors, entries, search, search_cache
 from app.services.records import Edge, Entry, EntryFilter, EntryPatch, EntrySource, Page, Scope
 from app.storage import engine as engine_module
 from app.storage import fulltext, tenants
@@ -142,6 +142,20 @@ FILTERS = [
         tags=["people"],
     ),  # fmt: skip
 ]
+
+
+@pytest.fixture(autouse=True)
+def without_the_page_cache() -> Iterator[None]:
+    """The search itself, every time it is asked: the search page cache in front of it (and
+    its revision read) is tested in tests/services/test_search_cache.py. Patched apart from
+    the tests' own monkeypatch, which some undo halfway."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search_cache, "search_page", uncached_page)
+        yield
+
+
+def uncached_page(db: TenantDb, flt: EntryFilter, *, search_fn: Any, **kw: Any) -> Any:
+    return search_fn(db, flt, **kw)
 
 
 @pytest.fixture(params=["thread", "inline", "engine"])

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from app.deps import Container
-from app.services import entries, events
+from app.services import entries, events, search_cache
 from app.services.records import EntryFilter, EntryIn, EntryPatch, EventIn, Scope
 from app.storage import migrate, postgres
 from app.storage.engine import write_transaction
@@ -136,3 +136,4 @@ async def test_the_migration_goes_down_and_up(container: Container, db: TenantDb
     assert new != old  # started again at a random number, not where it was
     await entries.create_entry(db, ENTRY)
     assert await revision(container, db.tenant_id) != new
+    assert await search_cache.read_revision(db) == await revision(container, db.tenant_id)
