@@ -266,7 +266,8 @@ async def main(args: argparse.Namespace) -> None:
             tenants = await bench_data.many_tenants(data_dir, FIRST_TENANTS + 20)
             first_keys = [k for _, k in tenants]
         all_cases = cases(key, search_key)
-        app = create_app(Settings(_env_file=None, data_dir=data_dir))
+        # The search page cache off: search_gql and search_rare_gql measure the search.
+        app = create_app(Settings(_env_file=None, data_dir=data_dir, search_cache_pages=0))
         app.router.routes.insert(0, Route("/plain", plain, methods=["GET", "POST"]))
         async with app.router.lifespan_context(app):
             # Warm up: caches, the tenant open, the auth cache.
