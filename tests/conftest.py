@@ -16,13 +16,16 @@ from pathlib import Path
 
 import httpx
 import pytest
+from alembic import command
 from prometheus_client import REGISTRY
+from sqlalchemy.engine import Connection
 
 from app.config import Settings
 from app.deps import Container, build
 from app.edge.app import create_app
 from app.embedded_redis import EmbeddedRedis
 from app.services import tenants
+from app.storage import migrate
 from app.storage.tenants import TenantDb
 
 
@@ -172,3 +175,14 @@ def record_at(created: float) -> logging.LogRecord:
 def sample(name: str, **labels: str) -> float:
     """A sample of this process's Prometheus registry (0 for a series not made yet)."""
     return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def migrate_tenant(conn: Connection, revision: str) -> None:
+    """Upgrade (`revision` "head") or downgrade the tenant database behind `conn`, inside
+    its transaction (on PostgreSQL with the tenant's schema first on the search_path)."""
+    cfg = migrate.alembic_config("tenant")
+    cfg.attributes["connection"] = conn
+    if revision == "head":
+        command.upgrade(cfg, revision)
+    else:
+        command.downgrade(cfg, revision)

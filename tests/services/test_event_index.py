@@ -17,8 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from alembic import command
-from conftest import TenantFixture
+from conftest import TenantFixture, migrate_tenant
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
@@ -27,7 +26,7 @@ from app.deps import Container, build
 from app.errors import Conflict, JetErrors
 from app.services import events, tenants
 from app.services.records import EventFilter, EventIn, Scope
-from app.storage import event_log, fulltext, migrate
+from app.storage import event_log, fulltext
 from app.storage.engine import write_transaction
 from app.storage.tenants import TenantDb
 
@@ -278,12 +277,7 @@ def migrate_to(path: Path, revision: str) -> None:
     engine = create_engine(f"sqlite:///{path}")
     try:
         with engine.begin() as conn:
-            cfg = migrate.alembic_config("tenant")
-            cfg.attributes["connection"] = conn
-            if revision == "head":
-                command.upgrade(cfg, revision)
-            else:
-                command.downgrade(cfg, revision)
+            migrate_tenant(conn, revision)
     finally:
         engine.dispose()
 

@@ -3,11 +3,9 @@ the same transaction as any insert, update or delete of an entry, whoever writes
 that nothing else changes; the migration goes down and up again. On both backends."""
 
 import pytest
-from alembic import command
-from conftest import make_tenant
+from conftest import make_tenant, migrate_tenant
 from raw_sql import revision, run_sql
 from sqlalchemy import text
-from sqlalchemy.engine import Connection
 
 from app.deps import Container
 from app.services import entries, events, search_cache
@@ -77,22 +75,13 @@ async def test_each_tenant_starts_at_a_random_number(container: Container) -> No
     assert await revision(container, a.id) != await revision(container, b.id)
 
 
-def _alembic(conn: Connection, to: str) -> None:
-    cfg = migrate.alembic_config("tenant")
-    cfg.attributes["connection"] = conn
-    if to == "head":
-        command.upgrade(cfg, to)
-    else:
-        command.downgrade(cfg, to)
-
-
 async def migrate_to(db: TenantDb, to: str) -> None:
     async with write_transaction(db.engine) as conn:
         if conn.dialect.name == "postgresql":
             # What migrate.upgrade does: unqualified names in the migrations are the schema's.
             schema = postgres.schema_of(conn)
             await conn.execute(text(f'SET LOCAL search_path TO "{schema}"'))
-        await conn.run_sync(_alembic, to)
+        await conn.run_sync(migrate_tenant, to)
 
 
 async def revision_objects(container: Container, tenant_id: str) -> set[str]:
