@@ -315,6 +315,10 @@ async def _search(
 # asking rare words: p95 50-64 ms through the thread, 101-104 inline; 07:40-07:43). A
 # common word (2,000-50,000 entries, 3-20 ms) always goes to the thread.
 INLINE_SEARCH_MATCHES = 150
+# ...and has at most this many words: each word costs FTS5 a lookup (~0.1 ms), whatever it
+# matches, and a longer question's words are neither counted nor read inline (a question
+# may have 64 words; counting each common one costs up to ~2 ms).
+INLINE_SEARCH_WORDS = 6
 
 
 async def _search_on_thread(
@@ -322,17 +326,18 @@ async def _search_on_thread(
 ) -> Page[Entry]:
     """_search's page on SQLite by plain sqlite3 (the same SQL and value conversions,
     compiled once), not through SQLAlchemy's execution and result layers: on the event
-    loop's thread (InlineReader) when the question's words are known to match few entries
-    (`WordCounts`, INLINE_SEARCH_MATCHES), else on aiosqlite's thread (read_on_thread),
-    which also counts the words not known yet. An inline read that runs past its budget,
-    or that the reader will not answer, is read on the thread too. Not for a filter by
-    sources (an expanding IN list, which neither takes)."""
+    loop's thread (InlineReader) when the question's few words are known to match few
+    entries (`WordCounts`, INLINE_SEARCH_MATCHES and _WORDS), else on aiosqlite's thread
+    (read_on_thread), which also counts the words not known yet. An inline read that runs
+    past its budget, or that the reader will not answer, is read on the thread too. Not
+    for a filter by sources (an expanding IN list, which neither takes)."""
     stmt, values, hwm, offset, words = _search_query(fulltext.Target("sqlite"), flt, first, after)
     counts = db.extras.get("word_counts")
     if counts is None:
         counts = db.extras["word_counts"] = fulltext.WordCounts()
     assert isinstance(counts, fulltext.WordCounts)
-    matches = counts.matches(words)
+    short = len(words) <= INLINE_SEARCH_WORDS
+    matches = counts.matches(words) if short else None
     alone = tenants.leased() <= 1  # no other request for the loop to get on with meanwhile
     reader = (
         db.inline_reader()
@@ -341,7 +346,7 @@ async def _search_on_thread(
     )
     rows = None if reader is None else reader.rows(stmt, values)
     if rows is None:
-        unknown = counts.unknown(words)
+        unknown = counts.unknown(words) if short else []
 
         def on_thread(conn: sqlite3.Connection) -> tuple[list[Any], dict[str, int]]:
             return fetch_rows(conn, stmt, values), fulltext.count_entry_words(conn, unknown)

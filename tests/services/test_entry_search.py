@@ -420,6 +420,21 @@ async def test_rare_words_are_read_inline_once_counted(
     assert route.counted == [["budget"], []]
 
 
+async def test_a_long_question_is_neither_counted_nor_read_inline(
+    db: TenantDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sqlite_only(db)
+    await fill(db)
+    route = Route(monkeypatch)
+    monkeypatch.setattr(entries, "INLINE_SEARCH_WORDS", 2)
+    long = EntryFilter(search="Quillfeather Brightwater Okonkwo")
+    for _ in range(2):
+        page = await entries.list_entries(db, long, first=5, after=None)
+        assert page == await reference_search(db, long, first=5, after=None)
+    assert page.edges
+    assert (route.thread, route.inline, route.counted) == (2, 0, [[], []])
+
+
 async def test_an_inline_read_it_does_not_answer_is_read_on_the_thread(
     db: TenantDb, monkeypatch: pytest.MonkeyPatch
 ) -> None:
