@@ -35,7 +35,8 @@ EVENTS_APPENDED = Counter("jet_events_appended", "Events stored (idempotent repl
 ENTRY_SEARCH_CACHE = Counter(
     "jet_entry_search_cache_lookups",
     "memoryEntries searches looked up in the search page cache, by result: hit, miss (not "
-    "cached) or stale (cached before the tenant's entries last changed).",
+    "cached), stale (cached before the tenant's entries last changed) or joined (the same "
+    "search was running: its page was awaited rather than searched again).",
     ["result"],
 )  # fmt: skip
 ENTRY_SEARCH_CACHE_EVICTIONS = Counter(

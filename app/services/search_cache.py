@@ -31,8 +31,15 @@ search's own read, and fail with that order.
 Only equality of stamps means anything (a revision is not a clock). Pages are kept as
 tuples and made into new records on every hit, so no caller shares a list with the cache
 or with another caller. Used from the event loop only (no lock).
+
+Identical searches at once (16 agents starting sessions with the same new question) are
+searched once: a miss for a key and revision that a search is already running for waits
+for it (`joined`) and takes its page from the cache, rather than asking FTS5 the same
+~10 ms question again. If that search fails or its client goes away, one of the waiters
+searches again and the others wait for it.
 """
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Hashable, Sequence
 from typing import Any, Protocol
@@ -53,6 +60,7 @@ _REVISION = select(entries_revision_table.c.n)
 _HIT = metrics.ENTRY_SEARCH_CACHE.labels(result="hit")
 _MISS = metrics.ENTRY_SEARCH_CACHE.labels(result="miss")
 _STALE = metrics.ENTRY_SEARCH_CACHE.labels(result="stale")
+_JOINED = metrics.ENTRY_SEARCH_CACHE.labels(result="joined")
 
 # A page as immutable values: ((cursor, score, entry fields with tags as a tuple), ...) and
 # has_next_page.
@@ -79,22 +87,28 @@ class SearchCache:
             raise ValueError("max_pages must be at least 1 (0 means no cache: make none)")
         self.max_pages = max_pages
         self._pages: OrderedDict[Hashable, tuple[int, _Frozen]] = OrderedDict()
+        # (key, revision) -> set when the search running for it has ended, page or not.
+        self.flights: dict[tuple[Hashable, int], asyncio.Event] = {}
 
     def __len__(self) -> int:
         return len(self._pages)
 
-    def get(self, key: Hashable, revision: int) -> Page[Entry] | None:
-        """The page cached under `key` if it was stamped with `revision`, else None."""
+    def get(self, key: Hashable, revision: int, *, count: bool = True) -> Page[Entry] | None:
+        """The page cached under `key` if it was stamped with `revision`, else None;
+        counted as a hit, miss or stale lookup unless not `count`."""
         found = self._pages.get(key)
         if found is None:
-            _MISS.inc()
+            if count:
+                _MISS.inc()
             return None
         stamp, frozen = found
         if stamp != revision:
-            _STALE.inc()
+            if count:
+                _STALE.inc()
             del self._pages[key]  # never servable again: make room
             return None
-        _HIT.inc()
+        if count:
+            _HIT.inc()
         self._pages.move_to_end(key)
         return _thaw(frozen)
 
@@ -130,10 +144,28 @@ async def search_page(
     revision = await read_revision(db)
     if revision is None:  # no revision row (removed by hand): nothing can be cached
         return await search_fn(db, flt, first=first, after=after)
-    page = cache.get(key, revision)
-    if page is None:
+    flight = cache.flights.get((key, revision))
+    if flight is None:
+        page = cache.get(key, revision)
+        if page is not None:
+            return page
+    while flight is not None:
+        # The same search under the same revision is running: its page, when it is done
+        # (no page is cached under this revision until then).
+        _JOINED.inc()
+        await flight.wait()
+        page = cache.get(key, revision, count=False)
+        if page is not None:
+            return page
+        # It failed, or its client left: join the waiter searching again, or be it.
+        flight = cache.flights.get((key, revision))
+    cache.flights[key, revision] = flight = asyncio.Event()
+    try:
         page = await search_fn(db, flt, first=first, after=after)
         cache.put(key, revision, page)
+    finally:
+        del cache.flights[key, revision]
+        flight.set()
     return page
 
 

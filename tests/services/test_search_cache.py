@@ -1,8 +1,8 @@
 """The search page cache (app/services/search_cache.py) behind memoryEntries(search): a hit is
 the page a search would give; any write to the tenant's entries, by this process or any
 other, makes the next lookup search again; tenants never share a page; the bound holds;
-JET_SEARCH_CACHE_PAGES=0 turns it off; and a write racing a search never leaves a stale
-page to be served. On both backends."""
+JET_SEARCH_CACHE_PAGES=0 turns it off; a write racing a search never leaves a stale
+page to be served; and identical searches at once are searched once. On both backends."""
 
 import asyncio
 import contextlib
@@ -329,6 +329,82 @@ async def test_concurrent_searches_and_writes_leave_only_current_pages(db: Tenan
         for flt in questions:
             got = await entries.list_entries(db, flt, first=5, after=None)
             assert got == await uncached(db, flt, 5, None), (round_, flt)
+
+
+async def test_identical_searches_at_once_search_once(
+    db: TenantDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight agents asking the same new question at once: one search, eight equal pages,
+    none sharing a list with another."""
+    await fill(db)
+    searched: list[EntryFilter] = []
+    search_fn = entries._uncached_search
+
+    async def counting(db: TenantDb, flt: EntryFilter, **kw: Any) -> Page[Entry]:
+        searched.append(flt)
+        return await search_fn(db, flt, **kw)
+
+    monkeypatch.setattr(entries, "_uncached_search", counting)
+    joined = sample("jet_entry_search_cache_lookups_total", result="joined")
+    before = lookups()
+    pages = await asyncio.gather(*(search(db, "budget pacing") for _ in range(8)))
+    assert len(searched) == 1
+    assert all(p == pages[0] for p in pages) and pages[0].edges
+    assert len({id(p.edges) for p in pages}) == 8
+    assert pages[0] == await uncached(db, EntryFilter(search="budget pacing"), 5, None)
+    assert counted_since(before) == {"hit": 0, "miss": 1, "stale": 0}
+    assert sample("jet_entry_search_cache_lookups_total", result="joined") - joined == 7
+    assert not the_cache(db).flights
+
+
+@pytest.mark.parametrize("ending", ["error", "cancelled"])
+async def test_when_the_search_they_wait_for_fails_one_waiter_searches_again(
+    db: TenantDb, monkeypatch: pytest.MonkeyPatch, ending: str
+) -> None:
+    await fill(db)
+    want = await uncached(db, EntryFilter(search="roas"), 5, None)
+    search_fn = entries._uncached_search
+    started, release = asyncio.Event(), asyncio.Event()
+    calls = 0
+
+    async def first_one_fails(db: TenantDb, flt: EntryFilter, **kw: Any) -> Page[Entry]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            started.set()
+            await release.wait()  # the others join meanwhile
+            raise RuntimeError("the database went away")
+        return await search_fn(db, flt, **kw)
+
+    class Joins:  # the joined counter, which says when the three have joined
+        def __init__(self) -> None:
+            self.count, self.three = 0, asyncio.Event()
+
+        def inc(self) -> None:
+            self.count += 1
+            if self.count == 3:
+                self.three.set()
+
+    joins = Joins()
+    monkeypatch.setattr(search_cache, "_JOINED", joins)
+    monkeypatch.setattr(entries, "_uncached_search", first_one_fails)
+    leader = asyncio.ensure_future(search(db, "roas"))
+    await asyncio.wait_for(started.wait(), 30)
+    # Each reads the revision first (I/O on PostgreSQL), then joins.
+    waiters = [asyncio.ensure_future(search(db, "roas")) for _ in range(3)]
+    await asyncio.wait_for(joins.three.wait(), 30)
+    assert calls == 1 and len(the_cache(db).flights) == 1
+    if ending == "error":
+        release.set()
+        with pytest.raises(RuntimeError):
+            await leader
+    else:
+        leader.cancel()  # its client went away
+        with pytest.raises(asyncio.CancelledError):
+            await leader
+    # One of the waiters searched again; the others waited for it.
+    assert [await w for w in waiters] == [want] * 3
+    assert calls == 2 and not the_cache(db).flights
 
 
 # -------------------------------------------------------------------------- the API
