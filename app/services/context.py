@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import InvalidInput
-from app.services import entries, search, validation
+from app.services import entries, search, search_cache, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import Entry, Event, Scope
@@ -169,6 +169,38 @@ async def candidates(
         for c in await _top_entries(conn, scopes, limit):
             pool.setdefault(c.seq, c)
     return list(pool.values())
+
+
+async def _kept_candidates(
+    db: TenantDb,
+    conn: AsyncConnection,
+    *,
+    scopes: list[tuple[Scope, str | None]],
+    query: str | None,
+    limit: int,
+) -> list[Candidate]:
+    """`candidates(...)` with a query, from the search cache (app/services/search_cache.py)
+    while the tenant's entries are unchanged since they were found: finding them costs
+    FTS5 1-10 ms (each word's document count over the whole tenant, docs/context.md), and
+    agents ask their sessions' opening questions again and again. What is kept is what
+    ranking needs of each entry (no text), so ranking by recency still uses the time of
+    this call. The revision is the first read of this call's read transaction, so on
+    SQLite the entries read after it are of the very same snapshot."""
+    cache = db.shared.get(search_cache.KEY)
+    if query is None or not isinstance(cache, search_cache.SearchCache):
+        return await candidates(conn, scopes=scopes, query=query, limit=limit)
+    revision = (await conn.execute(search_cache.REVISION)).scalar_one_or_none()
+    if revision is None:  # no revision row (removed by hand): nothing can be kept
+        return await candidates(conn, scopes=scopes, query=query, limit=limit)
+    key = (
+        "context", db.tenant_id, tuple((s.value, r) for s, r in scopes),
+        tuple(search.words(query, "query")), limit,
+    )  # fmt: skip
+    found = cache.get_value(key, revision)
+    if found is None:
+        found = tuple(await candidates(conn, scopes=scopes, query=query, limit=limit))
+        cache.put_value(key, revision, found)
+    return list(found)
 
 
 async def _recent_events(
@@ -329,8 +361,8 @@ async def load_context(
     now = now or utcnow()
 
     async with read_transaction(db.engine) as conn:
-        found = await candidates(
-            conn, scopes=scopes, query=query, limit=max_tokens // MIN_ITEM_TOKENS + 1
+        found = await _kept_candidates(
+            db, conn, scopes=scopes, query=query, limit=max_tokens // MIN_ITEM_TOKENS + 1
         )
         ranked = [c.seq for c in (rank(found, WEIGHTS, now) if query is not None else found)]
         read_entries = _reader(conn, en, entries.COLUMNS, entries.to_entry)

@@ -56,7 +56,7 @@ from app.storage.tenants import TenantDb
 # The cache's key in TenantDb.shared (made by app/deps.py from JET_SEARCH_CACHE_PAGES).
 KEY = "entry_search_cache"
 
-_REVISION = select(entries_revision_table.c.n)
+REVISION = select(entries_revision_table.c.n)
 _HIT = metrics.ENTRY_SEARCH_CACHE.labels(result="hit")
 _MISS = metrics.ENTRY_SEARCH_CACHE.labels(result="miss")
 _STALE = metrics.ENTRY_SEARCH_CACHE.labels(result="stale")
@@ -86,7 +86,8 @@ class SearchCache:
         if max_pages < 1:
             raise ValueError("max_pages must be at least 1 (0 means no cache: make none)")
         self.max_pages = max_pages
-        self._pages: OrderedDict[Hashable, tuple[int, _Frozen]] = OrderedDict()
+        # key -> (revision, a page as _Frozen, or a value of put_value)
+        self._pages: OrderedDict[Hashable, tuple[int, Any]] = OrderedDict()
         # (key, revision) -> set when the search running for it has ended, page or not.
         self.flights: dict[tuple[Hashable, int], asyncio.Event] = {}
 
@@ -96,12 +97,30 @@ class SearchCache:
     def get(self, key: Hashable, revision: int, *, count: bool = True) -> Page[Entry] | None:
         """The page cached under `key` if it was stamped with `revision`, else None;
         counted as a hit, miss or stale lookup unless not `count`."""
+        frozen = self._lookup(key, revision, count)
+        return None if frozen is None else _thaw(frozen)
+
+    def put(self, key: Hashable, revision: int, page: Page[Entry]) -> None:
+        """Keep `page`, searched after `revision` was read."""
+        self._keep(key, revision, _freeze(page))
+
+    def get_value(self, key: Hashable, revision: int) -> tuple[Any, ...] | None:
+        """Like `get`, for a value kept by `put_value` (the context loader's candidates)."""
+        value: tuple[Any, ...] | None = self._lookup(key, revision, True)
+        return value
+
+    def put_value(self, key: Hashable, revision: int, value: tuple[Any, ...]) -> None:
+        """Keep `value`, found after `revision` was read: a tuple of immutable values
+        (frozen records of immutable fields), shared as it is by every caller."""
+        self._keep(key, revision, value)
+
+    def _lookup(self, key: Hashable, revision: int, count: bool) -> Any:
         found = self._pages.get(key)
         if found is None:
             if count:
                 _MISS.inc()
             return None
-        stamp, frozen = found
+        stamp, value = found
         if stamp != revision:
             if count:
                 _STALE.inc()
@@ -110,16 +129,15 @@ class SearchCache:
         if count:
             _HIT.inc()
         self._pages.move_to_end(key)
-        return _thaw(frozen)
+        return value
 
-    def put(self, key: Hashable, revision: int, page: Page[Entry]) -> None:
-        """Keep `page`, searched after `revision` was read."""
+    def _keep(self, key: Hashable, revision: int, value: Any) -> None:
         found = self._pages.get(key)
         if found is not None and found[0] > revision:
             # A search that started later stored this one meanwhile (revisions only grow
             # between two reads of one table); keep the page more likely to be served.
             return
-        self._pages[key] = (revision, _freeze(page))
+        self._pages[key] = (revision, value)
         self._pages.move_to_end(key)
         while len(self._pages) > self.max_pages:
             self._pages.popitem(last=False)
@@ -174,9 +192,9 @@ async def read_revision(db: TenantDb) -> int | None:
     event loop by the InlineReader (a one-row table, far inside its budget), else (or when
     it will not answer) through the engine."""
     reader = db.inline_reader()
-    rows: Sequence[Any] | None = None if reader is None else reader.rows(_REVISION, {})
+    rows: Sequence[Any] | None = None if reader is None else reader.rows(REVISION, {})
     if rows is None:
-        rows = await read_rows(db.engine, _REVISION)
+        rows = await read_rows(db.engine, REVISION)
     return int(rows[0][0]) if rows else None
 
 

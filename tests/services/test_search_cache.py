@@ -20,7 +20,7 @@ from raw_sql import run_sql
 from app.config import Settings
 from app.deps import Container, build, compact_tenant
 from app.errors import NotFound
-from app.services import entries, events, search_cache
+from app.services import context, entries, events, search_cache
 from app.services.records import (
     Entry,
     EntryFilter,
@@ -405,6 +405,53 @@ async def test_when_the_search_they_wait_for_fails_one_waiter_searches_again(
     # One of the waiters searched again; the others waited for it.
     assert [await w for w in waiters] == [want] * 3
     assert calls == 2 and not the_cache(db).flights
+
+
+# ------------------------------------------------------------ the context loader
+
+
+async def test_the_context_loader_keeps_its_candidates_until_entries_change(
+    db: TenantDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memoryContext with a query: the entries worth ranking are kept like a page (what
+    FTS5 found, not the ranking: recency is scored at each call's time), and any write to
+    an entry makes the next call find them again."""
+    await fill(db, 40)
+    now = datetime(2027, 1, 1, tzinfo=UTC)
+
+    async def load(at: datetime, *, cached: bool = True) -> context.MemoryContextResult:
+        with monkeypatch.context() as m:
+            if not cached:
+                m.setattr(db, "shared", {})
+            return await context.load_context(
+                db, scope=Scope.ENTITY, scope_ref="ent_acme", query="budget roas report",
+                max_tokens=400, include_institutional=True, now=at,
+            )  # fmt: skip
+
+    before = lookups()
+    first = await load(now)
+    assert counted_since(before) == {"hit": 0, "miss": 1, "stale": 0}
+    assert first == await load(now, cached=False) and first.entries
+    again = await load(now)
+    assert again == first and counted_since(before)["hit"] == 1
+    # Ranking is the call's own: years later, recency weighs differently.
+    later = now + timedelta(days=3 * 365)
+    assert await load(later) == await load(later, cached=False)
+    # A write to an entry: found again.
+    await entries.create_entry(db, EntryIn(
+        scope=Scope.ENTITY, scope_ref="ent_acme", title="Budget ROAS report",
+        summary="budget roas report budget roas report", tags=[], importance=5,
+        source=EntrySource.MANUAL,
+    ))  # fmt: skip
+    fresh = await load(now)
+    assert counted_since(before)["stale"] == 1
+    assert fresh == await load(now, cached=False) and fresh != first
+    assert fresh.entries[0].title == "Budget ROAS report"
+    # Without a query nothing is looked up (an index read, cheap as it is).
+    mark = lookups()
+    await context.load_context(db, scope=Scope.ENTITY, scope_ref="ent_acme", query=None,
+                               max_tokens=400, include_institutional=True)  # fmt: skip
+    assert counted_since(mark) == {"hit": 0, "miss": 0, "stale": 0}
 
 
 # -------------------------------------------------------------------------- the API
