@@ -34,7 +34,8 @@ RATE_LIMITED = Counter("jet_rate_limited_requests", "Requests refused with 429, 
 EVENTS_APPENDED = Counter("jet_events_appended", "Events stored (idempotent replays excluded).")
 ENTRY_SEARCH_CACHE = Counter(
     "jet_entry_search_cache_lookups",
-    "memoryEntries searches looked up in the search page cache, by result: hit, miss (not "
+    "memoryEntries searches (and the context loader's entries for a query) looked up in "
+    "the search page cache, by result: hit, miss (not "
     "cached), stale (cached before the tenant's entries last changed) or joined (the same "
     "search was running: its page was awaited rather than searched again).",
     ["result"],
