@@ -419,12 +419,14 @@ async def test_the_context_loader_keeps_its_candidates_until_entries_change(
     await fill(db, 40)
     now = datetime(2027, 1, 1, tzinfo=UTC)
 
-    async def load(at: datetime, *, cached: bool = True) -> context.MemoryContextResult:
+    async def load(
+        at: datetime, *, cached: bool = True, query: str = "budget roas report"
+    ) -> context.MemoryContextResult:
         with monkeypatch.context() as m:
             if not cached:
                 m.setattr(db, "shared", {})
             return await context.load_context(
-                db, scope=Scope.ENTITY, scope_ref="ent_acme", query="budget roas report",
+                db, scope=Scope.ENTITY, scope_ref="ent_acme", query=query,
                 max_tokens=400, include_institutional=True, now=at,
             )  # fmt: skip
 
@@ -447,6 +449,14 @@ async def test_the_context_loader_keeps_its_candidates_until_entries_change(
     assert counted_since(before)["stale"] == 1
     assert fresh == await load(now, cached=False) and fresh != first
     assert fresh.entries[0].title == "Budget ROAS report"
+    # Too many candidates to keep (a budget near 32,000 tokens): found again each time.
+    monkeypatch.setattr(context, "KEEP_MAX", 3)
+    mark = lookups()
+    for _ in range(2):
+        big = await load(now, query="campaign creative pacing")
+        assert big == await load(now, cached=False, query="campaign creative pacing")
+    assert counted_since(mark) == {"hit": 0, "miss": 2, "stale": 0}
+    monkeypatch.undo()
     # Without a query nothing is looked up (an index read, cheap as it is).
     mark = lookups()
     await context.load_context(db, scope=Scope.ENTITY, scope_ref="ent_acme", query=None,
