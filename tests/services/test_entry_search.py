@@ -358,9 +358,10 @@ async def test_word_counts_are_the_entries_a_search_finds(db: TenantDb) -> None:
 
 
 class Route:
-    """Which way each page of a search was read."""
+    """Which way each page of a search was read; with `inline_matches`, the routing's
+    threshold set to it (and an inline budget no busy machine runs out of)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, inline_matches: int | None = None) -> None:
         self.thread = 0
         self.inline = 0
         self.counted: list[list[str]] = []
@@ -383,6 +384,9 @@ class Route:
         monkeypatch.setattr(entries, "read_on_thread", spy_thread)
         monkeypatch.setattr(engine_module.InlineReader, "rows", spy_inline)
         monkeypatch.setattr(fulltext, "count_entry_words", spy_count)
+        if inline_matches is not None:
+            monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", inline_matches)
+            monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)  # a busy machine's pace
 
 
 async def test_rare_words_are_read_inline_once_counted(
@@ -390,9 +394,7 @@ async def test_rare_words_are_read_inline_once_counted(
 ) -> None:
     sqlite_only(db)
     await fill(db)
-    route = Route(monkeypatch)
-    monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", 20)
-    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)  # a busy machine's pace
+    route = Route(monkeypatch, inline_matches=20)
     rare = EntryFilter(search="Who is Quillfeather?")
     first = await entries.list_entries(db, rare, first=5, after=None)
     # Words not counted yet: the page is read on the thread, which counts them.
@@ -407,9 +409,7 @@ async def test_rare_words_are_read_inline_once_counted(
     assert await entries.list_entries(db, rare, first=5, after=None) == first
     assert (route.thread, route.inline) == (2, 1)
     monkeypatch.undo()
-    route = Route(monkeypatch)
-    monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", 20)
-    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)
+    route = Route(monkeypatch, inline_matches=20)
 
     # A common word stays on the thread, and is not counted again.
     common = EntryFilter(search="quillfeather budget", scope=Scope.ENTITY)
