@@ -654,9 +654,20 @@ def _write_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connectio
 
 @asynccontextmanager
 async def read_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """One read transaction: a consistent snapshot across the statements inside it."""
+    """One read transaction: a consistent snapshot across the statements inside it.
+
+    SQLite gives that to any transaction. PostgreSQL's default (READ COMMITTED) takes a new
+    snapshot per statement, so an entry deleted between the context loader's ranking and
+    its read of the texts was a KeyError there: its transactions here are REPEATABLE READ
+    (a read-only one never fails to serialise) and READ ONLY, set by their first
+    statement."""
     async with engine.connect() as conn, conn.begin():
+        if conn.dialect.name == "postgresql":
+            await conn.exec_driver_sql(_PG_SNAPSHOT)
         yield conn
+
+
+_PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 
 @asynccontextmanager

@@ -352,8 +352,14 @@ async def test_identical_searches_at_once_search_once(
     assert all(p == pages[0] for p in pages) and pages[0].edges
     assert len({id(p.edges) for p in pages}) == 8
     assert pages[0] == await uncached(db, EntryFilter(search="budget pacing"), 5, None)
-    assert counted_since(before) == {"hit": 0, "miss": 1, "stale": 0}
-    assert sample("jet_entry_search_cache_lookups_total", result="joined") - joined == 7
+    # The others joined it, or (reading their revision once it was over, as on a
+    # PostgreSQL connection they may) found its page.
+    counted = counted_since(before)
+    assert counted["miss"] == 1 and counted["stale"] == 0
+    assert (
+        counted["hit"] + sample("jet_entry_search_cache_lookups_total", result="joined") - joined
+        == 7
+    )
     assert not the_cache(db).flights
 
 

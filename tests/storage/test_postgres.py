@@ -61,6 +61,25 @@ async def test_each_tenant_is_a_schema_of_its_own(container: Container) -> None:
         postgres.tenant_schema('x"; DROP SCHEMA jet_control; --')
 
 
+async def test_a_read_transaction_is_one_snapshot(container: Container) -> None:
+    """As on SQLite: an event appended (and committed) between two reads of one read
+    transaction is not seen by the second; and nothing writes inside one."""
+    tenant = await make_tenant(container, "snap")
+    async with container.tenants.lease(tenant.id) as db:
+        await events.append_event(db, event("before"))
+        count = select(func.count()).select_from(ev)
+        async with read_transaction(db.engine) as conn:
+            level = (await conn.exec_driver_sql("SHOW transaction_isolation")).scalar()
+            assert level == "repeatable read"
+            assert (await conn.execute(count)).scalar() == 1
+            await events.append_event(db, event("meanwhile"))  # another connection
+            assert (await conn.execute(count)).scalar() == 1
+        async with read_transaction(db.engine) as conn:
+            assert (await conn.execute(count)).scalar() == 2
+            with pytest.raises(Exception, match="read-only transaction"):
+                await conn.execute(text("CREATE TEMP TABLE t (x int)"))
+
+
 async def test_two_processes_opening_a_new_tenant_migrate_it_once(settings: Settings) -> None:
     first, second = TenantDatabases(settings), TenantDatabases(settings)
     try:
