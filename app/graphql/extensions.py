@@ -28,6 +28,7 @@ from strawberry.types import ExecutionContext
 
 from app.edge.observe import OPERATION_STATE_KEY, operation_type
 from app.edge.unavailable import graphql_extensions
+from app.graphql.document_cost import document_cost_errors
 from app.storage.unavailable import TenantUnavailable
 
 CACHE_SIZE = 1024
@@ -52,7 +53,8 @@ def cached_validate(
     entry = _validated.get(key)
     if entry is not None and entry[0] is schema and entry[1] is document:
         return entry[2]
-    errors = validate_document(schema, document, rules)
+    # Bounded first: graphql-core's rules can cost exponential time on a small document.
+    errors = document_cost_errors(document) or validate_document(schema, document, rules)
     if len(_validated) >= CACHE_SIZE:
         del _validated[next(iter(_validated))]  # the oldest
     _validated[key] = (schema, document, errors)

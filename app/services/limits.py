@@ -17,3 +17,13 @@ FUTURE_SKEW_HOURS = 24  # occurredAt may be at most this far in the future
 GRAPHQL_MAX_DEPTH = 10  # nested selections; the deepest useful query here is about 6
 GRAPHQL_MAX_ALIASES = 20  # per document; each alias can be a separate search
 GRAPHQL_MAX_TOKENS = 5_000  # lexical tokens of a document (GraphiQL's introspection: ~180)
+# Checked before validation (app/graphql/document_cost.py), so that no document costs more
+# than a bounded walk: fields count once per expansion of the fragments that hold them.
+GRAPHQL_MAX_FIELDS = 1_000  # selected fields with every fragment spread expanded
+GRAPHQL_MAX_FRAGMENTS = 30  # fragment definitions per document
+GRAPHQL_MAX_SPREADS = 100  # fragment spreads written in a document
+GRAPHQL_MAX_DIRECTIVES = 50  # directives written in a document
+GRAPHQL_MAX_OPERATIONS = 20  # operation definitions per document (one of them runs)
+GRAPHQL_MAX_FIELD_PAIRS = 1_000  # same-named fields compared by field merging, weighted
+GRAPHQL_MAX_VARIABLES = 50  # variable definitions per document
+GRAPHQL_MAX_VALUES = 500  # literal values written in a document (arguments, list items...)
