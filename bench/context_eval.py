@@ -177,11 +177,37 @@ async def _folded(db: TenantDb, entry_id: str) -> set[str]:
         after = page.end_cursor
 
 
+async def memory_text(db: TenantDb, conv: dict[str, Any]) -> str:
+    """Everything the loader could still show of a conversation: every entry's text and
+    every uncompressed event's body, lower-cased."""
+    scope, ref = Scope(conv["scope"]), conv["scope_ref"]
+    texts: list[str] = []
+    after: str | None = None
+    while True:
+        page = await entries.list_entries(
+            db, EntryFilter(scope=scope, scope_ref=ref), first=100, after=after
+        )
+        texts.extend(f"{e.node.title}\n{e.node.summary}" for e in page.edges)
+        if not page.has_next_page:
+            break
+        after = page.end_cursor
+    after = None
+    while True:
+        flt = EventFilter(scope=scope, scope_ref=ref, compressed=False)
+        evs, after = await events.list_events_next(db, flt, first=100, after=after)
+        texts.extend(e.body for e in evs)
+        if after is None:
+            return "\n".join(texts).lower()
+
+
 async def ask(
     db: TenantDb, evalset: EvalSet, tally: Tally, phase: str, budgets: Sequence[int] = BUDGETS
 ) -> None:
     """Every question at every budget (and, before compaction, the events search)."""
     folded = await provenance(db, evalset) if phase == "after" else {}
+    kept = {}
+    if phase == "after":
+        kept = {cid: await memory_text(db, conv) for cid, conv in evalset.conversations.items()}
     for q in evalset.questions:
         if phase == "before":
             tally.count(q)
@@ -189,6 +215,7 @@ async def ask(
             for k in RECALL_AT:
                 tally.add(q, f"events R@{k}", any(t in q.evidence for t in found[:k]))
         else:
+            tally.add(q, "kept", q.answer.lower() in kept[q.conversation])
             groups = await entries_found(db, evalset, q, max(RECALL_AT), folded)
             for k in RECALL_AT:
                 tally.add(q, f"entries R@{k}", any(g & set(q.evidence) for g in groups[:k]))
@@ -215,9 +242,10 @@ async def evaluate(
 def table(tally: Tally, budgets: Sequence[int] = BUDGETS) -> str:
     """One block per split: rows per question type, columns per measure (percent)."""
     measures = [f"events R@{k}" for k in RECALL_AT] + [f"entries R@{k}" for k in RECALL_AT]
-    measures += [f"before {b}" for b in budgets] + [f"after {b}" for b in budgets]
+    measures += [f"before {b}" for b in budgets] + ["kept"] + [f"after {b}" for b in budgets]
     heads = ["ev@5", "ev@10", "ev@20", "en@5", "en@10", "en@20"]
-    heads += [f"raw {b // 1000}k" for b in budgets] + [f"cmp {b // 1000}k" for b in budgets]
+    heads += [f"raw {b // 1000}k" for b in budgets] + ["kept"]
+    heads += [f"cmp {b // 1000}k" for b in budgets]
     lines = []
     for split in ("train", "held-out"):
         if (split, "all") not in tally.counts:
@@ -236,13 +264,18 @@ def table(tally: Tally, budgets: Sequence[int] = BUDGETS) -> str:
     legend = (
         "ev@k: an evidence turn in memoryEvents search's first k; en@k: in the turns folded "
         "into memoryEntries search's first k after compaction; raw/cmp Nk: the gold answer "
-        "verbatim in memoryContext at N tokens, before/after compaction (percent)."
+        "verbatim in memoryContext at N tokens, before/after compaction; kept: the answer "
+        "still in the scope's entries or uncompressed events after compaction (percent)."
     )
     return "\n".join(lines) + legend
 
 
 async def run(args: argparse.Namespace) -> Tally:
     evalset = read_set(args.fixture)
+    if args.split != "both":
+        evalset = evalset.only(
+            k for k, c in evalset.conversations.items() if c["split"] == args.split
+        )
     if args.quick:  # one conversation of each split
         firsts = {c["split"]: cid for cid, c in reversed(evalset.conversations.items())}
         evalset = evalset.only(firsts.values())
@@ -259,6 +292,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixture", type=Path, default=FIXTURE)
     parser.add_argument("--quick", action="store_true", help="one conversation of each split")
+    parser.add_argument("--split", choices=["train", "held-out", "both"], default="both")
     parser.add_argument("--json", type=Path, help="also write the rates here")
     args = parser.parse_args()
     tally = asyncio.run(run(args))

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import InvalidInput
-from app.services import entries, search, search_cache, validation
+from app.services import entries, evidence, search, search_cache, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import Entry, Event, Scope
@@ -44,6 +44,7 @@ KEEP_MAX = 512
 TYPICAL_ITEM_TOKENS = 64
 ENTRIES_HEADER = "## Memory"
 EVENTS_HEADER = "## Recent events"
+MATCHED_EVENTS_HEADER = "## Recent events, the most relevant to the question first"
 
 T = TypeVar("T", Entry, Event)
 
@@ -251,7 +252,19 @@ def _label(scope: Scope, scope_ref: str | None) -> str:
     return scope.value if scope_ref is None else f"{scope.value}/{scope_ref}"
 
 
-def render_entry(e: Entry) -> str:
+def _passages(text: str, item_id: str, q: evidence.Question | None, room: int) -> str:
+    """`text`, or (asked a question, the text long) the passages that answer it and a note
+    of what was left out."""
+    if q is None:
+        return text
+    found = evidence.passage_text(text, q, room)
+    if found is None:
+        return text
+    shown, elided = found
+    return f"{shown}\n[{elided} more lines or sentences not shown: see {item_id}]"
+
+
+def render_entry(e: Entry, q: evidence.Question | None = None, room: int = 0) -> str:
     meta = [
         f"`{e.id}`",
         _label(e.scope, e.scope_ref),
@@ -260,12 +273,14 @@ def render_entry(e: Entry) -> str:
     ]
     if e.tags:
         meta.append("tags: " + ", ".join(e.tags))
-    return f"### {e.title}\n{' · '.join(meta)}\n\n{e.summary.strip()}"
+    body = _passages(e.summary.strip(), e.id, q, room)
+    return f"### {e.title}\n{' · '.join(meta)}\n\n{body}"
 
 
-def render_event(e: Event) -> str:
+def render_event(e: Event, q: evidence.Question | None = None, room: int = 0) -> str:
     when = f"{e.occurred_at:%Y-%m-%d %H:%M} UTC"
-    return f"### {e.kind} · {_label(e.scope, e.scope_ref)} · {when} · `{e.id}`\n\n{e.body.strip()}"
+    body = _passages(e.body.strip(), e.id, q, room)
+    return f"### {e.kind} · {_label(e.scope, e.scope_ref)} · {when} · `{e.id}`\n\n{body}"
 
 
 def _marker(chars_left: int, item_id: str) -> str:
@@ -364,29 +379,44 @@ async def load_context(
         query = None  # an agent passing "" means "no query", not an error
     scopes = scopes_of(scope, scope_ref, include_institutional)
     now = now or utcnow()
+    q = None if query is None else evidence.question(query, now)
+    room = math.floor(max_tokens * evidence.ITEM_SHARE)  # one item's passages at most
+
+    def entry_text(e: Entry) -> str:
+        return render_entry(e, q, room)
+
+    def event_text(e: Event) -> str:
+        return render_event(e, q, room)
 
     async with read_transaction(db.engine) as conn:
         found = await _kept_candidates(
-            db, conn, scopes=scopes, query=query, limit=max_tokens // MIN_ITEM_TOKENS + 1
-        )
+            db, conn, scopes=scopes, query=None if q is None else q.text,
+            limit=max_tokens // MIN_ITEM_TOKENS + 1,
+        )  # fmt: skip
         ranked = [c.seq for c in (rank(found, WEIGHTS, now) if query is not None else found)]
         read_entries = _reader(conn, en, entries.COLUMNS, entries.to_entry)
         ent = await _pack(
             ENTRIES_HEADER,
             ranked,
             read_entries,
-            render_entry,
+            entry_text,
             math.floor(max_tokens * ENTRIES_SHARE),
         )
         events_budget = max_tokens - ent.tokens
-        recent = await _recent_events(conn, scopes, events_budget // MIN_ITEM_TOKENS + 1)
+        limit = events_budget // MIN_ITEM_TOKENS + 1
+        recent = await _recent_events(conn, scopes, limit)
+        header = EVENTS_HEADER
+        if q is not None:
+            # Matching events by relevance first, then the newest of the rest.
+            matched = await evidence.ranked_events(conn, scopes, q, limit, now)
+            recent = list(dict.fromkeys(matched + recent))
+            header = MATCHED_EVENTS_HEADER
         evs = await _pack(
-            EVENTS_HEADER, recent, _reader(conn, ev, EVENT_COLUMNS, to_event), render_event,
-            events_budget,
-        )  # fmt: skip
+            header, recent, _reader(conn, ev, EVENT_COLUMNS, to_event), event_text, events_budget
+        )
         if not ent.complete and evs.tokens < events_budget:
             ent = await _pack(
-                ENTRIES_HEADER, ranked, read_entries, render_entry, max_tokens - evs.tokens
+                ENTRIES_HEADER, ranked, read_entries, entry_text, max_tokens - evs.tokens
             )
 
     markdown = ent.text + evs.text

@@ -1,0 +1,125 @@
+"""The context loader's question path: raw events ranked by relevance, recency and the time
+the question names, and long texts cut down to the passages that answer it.
+
+Without a question the loader never comes here (its events stay newest first).
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.services import passages, search, temporal
+from app.services.records import Scope
+from app.services.tokens import estimate_tokens
+from app.storage import fulltext
+from app.storage.models import events_table as ev
+
+
+@dataclass(frozen=True, slots=True)
+class EventWeights:
+    """score = relevance · (1 + recency·0.5^(age_days/half_life)) · (1 + window if in it)."""
+
+    recency: float
+    half_life_days: float
+    window: float
+
+
+# Tuned by bench/context_eval.py on the train split (docs/context.md).
+EVENT_WEIGHTS = EventWeights(recency=1.0, half_life_days=90.0, window=4.0)
+EVENT_POOL = 200  # matching events ranked in Python (more when the budget could hold more)
+# A text longer than this is shown as its passages that answer the question.
+PASSAGES_OVER_TOKENS = 96
+# The most of a section's budget one item's passages may take, so several items fit.
+ITEM_SHARE = 0.34
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What the loader looks for: the words (without the time phrase), and the time."""
+
+    text: str  # the question without its time phrase: the words searched for
+    words: list[str]
+    stems: list[str]
+    window: temporal.Window | None
+    asks_when: bool
+
+
+def question(query: str, now: datetime) -> Question:
+    window = temporal.window(query, now)
+    text = temporal.without(query, window)
+    words = search.terms(text) or search.words(query, "query")
+    return Question(
+        text, words, list(dict.fromkeys(passages.stem(w) for w in words)), window,
+        temporal.asks_when(query),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    seq: int
+    occurred_at: datetime
+    relevance: float
+
+
+def _score(f: _Found, q: Question, w: EventWeights, now: datetime) -> float:
+    age_days = max((now - f.occurred_at).total_seconds(), 0.0) / 86_400
+    score = f.relevance * (1 + w.recency * math.pow(0.5, age_days / w.half_life_days))
+    if q.window is not None and q.window.holds(f.occurred_at):
+        score *= 1 + w.window
+    return score
+
+
+def _in_scopes(scopes: Sequence[tuple[Scope, str | None]]) -> list[tuple[str, str | None]]:
+    return [(s.value, r) for s, r in scopes]
+
+
+async def ranked_events(
+    conn: AsyncConnection,
+    scopes: Sequence[tuple[Scope, str | None]],
+    q: Question,
+    limit: int,
+    now: datetime,
+    weights: EventWeights = EVENT_WEIGHTS,
+) -> list[int]:
+    """Seqs of the uncompressed events matching the question, best first.
+
+    The best `max(EVENT_POOL, limit)` by text rank, and as many again inside the question's
+    window, re-scored with recency and the window; the caller adds the unmatched after.
+    """
+    found = fulltext.Search(q.words, prefix=False, any_of=_in_scopes(scopes))
+    base = fulltext.events(fulltext.Target.of(conn), found, [ev.c.occurred_at]).where(
+        ev.c.compressed_at.is_(None)
+    )
+    pool = max(EVENT_POOL, limit)
+    stmts = [base]
+    if q.window is not None:
+        stmts.append(
+            base.where(ev.c.occurred_at >= q.window.start, ev.c.occurred_at < q.window.end)
+        )
+    rows: dict[int, Any] = {}
+    for stmt in stmts:
+        inner = stmt.subquery()
+        page = select(inner).order_by(inner.c.rank, inner.c.seq).limit(pool)
+        for r in await conn.execute(page):
+            rows.setdefault(r.seq, r)
+    best = max((-r.rank for r in rows.values()), default=0.0) or 1.0
+    scored = [_Found(r.seq, r.occurred_at, -r.rank / best) for r in rows.values()]
+    scored.sort(key=lambda f: (-_score(f, q, weights, now), -f.occurred_at.timestamp(), -f.seq))
+    return [f.seq for f in scored]
+
+
+def passage_text(text: str, q: Question, room: int) -> tuple[str, int] | None:
+    """`text` as the passages that answer `q` within `room` tokens, and how many of its
+    lines or sentences were left out; None when it is short or nothing in it matches."""
+    if estimate_tokens(text) <= min(PASSAGES_OVER_TOKENS, room):
+        return None
+    found = passages.units(text)
+    choice = passages.choose(found, q.stems, q.window, room)
+    if not choice.shown:
+        return None
+    return passages.render(found, choice), choice.total - len(choice.shown)

@@ -1,0 +1,120 @@
+"""The context loader asked a question: raw events ranked by relevance, the time the
+question names, and long texts shown as the passages that answer it (app/services/
+evidence.py, passages.py, temporal.py)."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.services import entries, events, passages, temporal
+from app.services.context import load_context
+from app.services.records import Entry, EntryIn, Event, EventIn, Scope
+from app.storage.engine import write_transaction
+from app.storage.tenants import TenantDb
+
+NOW = datetime(2026, 6, 1, 9, tzinfo=UTC)
+ACME = "acme-outdoor"
+
+
+async def log(db: TenantDb, body: str, at: datetime) -> Event:
+    event = EventIn(Scope.ENTITY, ACME, "chat_turn", body, occurred_at=at)
+    return (await events.append_event(db, event)).event
+
+
+async def ask(db: TenantDb, query: str | None, max_tokens: int = 400) -> str:
+    result = await load_context(
+        db, scope=Scope.ENTITY, scope_ref=ACME, query=query, max_tokens=max_tokens,
+        include_institutional=True, now=NOW,
+    )  # fmt: skip
+    return result.markdown
+
+
+async def chatter(db: TenantDb, n: int, since: datetime) -> None:
+    for i in range(n):
+        await log(db, f"Dana: thanks, speak soon ({i}).", since + timedelta(hours=i))
+
+
+async def test_an_old_event_that_answers_beats_recent_ones_that_do_not(db: TenantDb) -> None:
+    old = await log(db, "Priya: the Osprey brochure budget is $45,200.", NOW - timedelta(days=60))
+    await chatter(db, 40, NOW - timedelta(days=2))
+    markdown = await ask(db, "What is the Osprey brochure budget?", 200)
+    assert old.id in markdown and "$45,200" in markdown
+    # Without a question, today's order stands: the newest events, so not the old one.
+    assert old.id not in await ask(db, None, 200)
+
+
+async def test_the_month_named_picks_that_months_event(db: TenantDb) -> None:
+    for month, cpa in [(1, "$31.10"), (2, "$32.20"), (3, "$33.30"), (4, "$34.40")]:
+        await log(
+            db, f"Falcon CPA for the month came in at {cpa}.", datetime(2026, month, 9, tzinfo=UTC)
+        )
+    await chatter(db, 30, NOW - timedelta(days=3))
+    markdown = await ask(db, "What was the Falcon CPA in February?", 120)
+    others = [markdown.index(c) for c in ("$31.10", "$33.30", "$34.40") if c in markdown]
+    assert "$32.20" in markdown and markdown.index("$32.20") < min(others, default=len(markdown))
+
+
+async def test_a_long_summary_shows_its_matching_lines_and_says_what_was_left_out(
+    db: TenantDb,
+) -> None:
+    lines = [
+        f"- 2025-{m:02d}-03 · chat_turn: Sam: routine check-in number {m}, all fine."
+        for m in range(1, 13)
+    ]
+    lines[7] = "- 2025-08-03 · chat_turn: Sam: the Heron venue is Pier 9 Warehouse."
+    summary = "\n".join(lines)
+    async with write_transaction(db.engine) as conn:
+        entry: Entry = await entries.insert_entry(
+            conn, EntryIn(Scope.ENTITY, ACME, "acme-outdoor: 2025 summary", summary, importance=4),
+            now=NOW - timedelta(days=100),
+        )  # fmt: skip
+    markdown = await ask(db, "Which venue for Heron?", 300)
+    assert "Pier 9 Warehouse" in markdown and "2025-08-03" in markdown
+    assert "routine check-in number 1," not in markdown
+    assert f"[11 more lines or sentences not shown: see {entry.id}]" in markdown
+    # Without a question the summary is shown from its start (cut if it must be).
+    assert "routine check-in number 1," in await ask(db, None, 300)
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("What was the CPA in March 2026?", datetime(2026, 3, 1), datetime(2026, 4, 1)),
+        ("what happened in May", datetime(2026, 5, 1), datetime(2026, 6, 1)),
+        ("in December?", datetime(2025, 12, 1), datetime(2026, 1, 1)),
+        ("What did Wren report last month?", datetime(2026, 5, 1), datetime(2026, 6, 1)),
+        ("anything last week", datetime(2026, 5, 25), datetime(2026, 6, 1)),
+        ("yesterday's call", datetime(2026, 5, 31), datetime(2026, 6, 1)),
+        ("the plan in 2025", datetime(2025, 1, 1), datetime(2026, 1, 1)),
+        ("the call 2 weeks ago", datetime(2026, 5, 15), datetime(2026, 5, 22)),
+    ],
+)
+def test_time_phrases_read_as_windows(question: str, start: datetime, end: datetime) -> None:
+    found = temporal.window(question, NOW)
+    assert found is not None
+    assert (found.start, found.end) == (start.replace(tzinfo=UTC), end.replace(tzinfo=UTC))
+    assert found.phrase not in temporal.without(question, found)
+
+
+@pytest.mark.parametrize("question", ["May I see the budget?", "What is the budget?", "When?"])
+def test_no_time_phrase_no_window(question: str) -> None:
+    assert temporal.window(question, NOW) is None
+
+
+def test_when_questions() -> None:
+    assert temporal.asks_when("When did we sign with Lumen Press?")
+    assert not temporal.asks_when("Who signed when?")
+
+
+def test_passages_prefer_the_window_and_rare_words() -> None:
+    text = "\n".join([
+        "- 2026-01-05 · chat_turn: Falcon CPA for the month came in at $31.10.",
+        "- 2026-02-05 · chat_turn: Falcon CPA for the month came in at $32.20.",
+        "- 2026-02-06 · chat_turn: Thanks Dana, speak soon.",
+    ])  # fmt: skip
+    found = passages.units(text)
+    feb = temporal.window("in February", NOW)
+    choice = passages.choose(found, ["falcon", "cpa"], feb, room=20)
+    assert choice.shown == [1] and choice.total == 3
+    assert passages.render(found, choice) == "…\n" + found[1].text + "\n…"
+    assert passages.choose(found, ["nothing"], None, room=100).shown == []
