@@ -1,6 +1,7 @@
 """The context loader's evaluation: search recall and answers in context, before/after compaction.
 
-Usage: .venv/bin/python -m bench.context_eval [--quick] [--fixture PATH] [--json OUT]
+Usage: .venv/bin/python -m bench.context_eval [--quick] [--split S] [--without CHANGE]
+       [--json OUT] [--tune BUDGET]
 Loads tests/fixtures/context_eval/conversations.json into a fresh tenant through the services
 (each turn one event at its own date), asks every question through memoryContext and the
 searches, compacts what is older than 90 days before the set's 'now' with the built-in
@@ -9,6 +10,7 @@ summariser, asks again; prints the rates per split and question type (docs/conte
 
 import argparse
 import asyncio
+import itertools
 import json
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -19,7 +21,7 @@ from typing import Any
 
 from app.config import Settings
 from app.deps import Container, build, compact_tenant
-from app.services import context, entries, events, tenants
+from app.services import context, entries, events, evidence, temporal, tenants
 from app.services.records import EntryFilter, EntrySource, EventFilter, EventIn, Scope
 from app.storage.tenants import TenantDb
 
@@ -270,7 +272,56 @@ def table(tally: Tally, budgets: Sequence[int] = BUDGETS) -> str:
     return "\n".join(lines) + legend
 
 
-async def run(args: argparse.Namespace) -> Tally:
+# The grid of --tune (train split only): raw events' weights, then the shares of a budget.
+GRID_EVENTS = list(itertools.product((0.0, 0.5, 1.0, 3.0), (30.0, 90.0, 365.0), (1.0, 4.0, 10.0)))
+GRID_SHARES = list(itertools.product((0.2, 0.34, 0.5), (0.5, 0.7, 0.85)))
+
+
+async def _rate(db: TenantDb, evalset: EvalSet, budget: int) -> float:
+    hits = [await in_context(db, evalset, q, budget) for q in evalset.questions]
+    return sum(hits) / len(hits)
+
+
+async def tune(container: Container, tenant_id: str, evalset: EvalSet, budget: int) -> None:
+    """Prints the rate at `budget` of each setting: evidence.EVENT_WEIGHTS before
+    compaction, evidence.ITEM_SHARE and context.ENTRIES_SHARE after; the chosen values go
+    into those modules by hand (docs/context-eval.md)."""
+    async with container.tenants.lease(tenant_id) as db:
+        await load(db, evalset)
+        print(f"raw events, {budget} tokens: recency half_life window -> rate")
+        for r, h, w in GRID_EVENTS:
+            evidence.EVENT_WEIGHTS = evidence.EventWeights(r, h, w)
+            print(f"  {r:5.1f} {h:6.0f} {w:5.1f} -> {await _rate(db, evalset, budget):.3f}")
+    await compact_tenant(container, tenant_id, trigger="cli", now=evalset.now)
+    async with container.tenants.lease(tenant_id) as db:
+        print(f"compacted, {budget} tokens: item_share entries_share -> rate")
+        for i, e in GRID_SHARES:
+            evidence.ITEM_SHARE, context.ENTRIES_SHARE = i, e
+            print(f"  {i:5.2f} {e:5.2f} -> {await _rate(db, evalset, budget):.3f}")
+
+
+async def _no_ranked_events(*args: Any, **kwargs: Any) -> list[int]:
+    return []
+
+
+def without(changes: Sequence[str]) -> None:
+    """Turns off changes of the loader's question path in this process, to measure each
+    one's part: `events` (relevance order of raw events), `passages`, `window` (time)."""
+    for change in changes:
+        if change == "events":
+            evidence.ranked_events = _no_ranked_events
+        elif change == "passages":
+            evidence.PASSAGES_OVER_TOKENS = 10**9
+        elif change == "window":
+            temporal.window = lambda question, now: None
+        else:
+            raise SystemExit(f"--without takes events, passages or window, not {change!r}")
+
+
+async def run(args: argparse.Namespace) -> Tally | None:
+    without(args.without)
+    if args.tune:
+        args.split = "train"
     evalset = read_set(args.fixture)
     if args.split != "both":
         evalset = evalset.only(
@@ -283,6 +334,9 @@ async def run(args: argparse.Namespace) -> Tally:
         container = await build(Settings(_env_file=None, data_dir=Path(tmp)))
         try:
             tenant, _ = await tenants.create_tenant(container.control, container.tenants, "eval")
+            if args.tune:
+                await tune(container, tenant.id, evalset, args.tune)
+                return None
             return await evaluate(container, tenant.id, evalset)
         finally:
             await container.aclose()
@@ -294,8 +348,17 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one conversation of each split")
     parser.add_argument("--split", choices=["train", "held-out", "both"], default="both")
     parser.add_argument("--json", type=Path, help="also write the rates here")
+    parser.add_argument(
+        "--tune", type=int, metavar="BUDGET", help="grid the weights on the train split"
+    )
+    parser.add_argument(
+        "--without", action="append", default=[], metavar="CHANGE",
+        help="measure without a change: events, passages or window (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args()
     tally = asyncio.run(run(args))
+    if tally is None:
+        return
     print(table(tally))
     if args.json:
         args.json.write_text(json.dumps(tally.as_dict(), indent=1) + "\n")

@@ -8,7 +8,7 @@ newest first. Weights tuned by bench/tune_context.py; budget rules in docs/conte
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import select
@@ -411,6 +411,9 @@ async def load_context(
             matched = await evidence.ranked_events(conn, scopes, q, limit, now)
             recent = list(dict.fromkeys(matched + recent))
             header = MATCHED_EVENTS_HEADER
+            if q.window is not None:  # say how the question's time was read
+                last = q.window.end - timedelta(days=1)
+                header += f" (occurred {q.window.start:%Y-%m-%d} to {last:%Y-%m-%d} first)"
         evs = await _pack(
             header, recent, _reader(conn, ev, EVENT_COLUMNS, to_event), event_text, events_budget
         )

@@ -35,7 +35,7 @@ EVENT_POOL = 200  # matching events ranked in Python (more when the budget could
 # A text longer than this is shown as its passages that answer the question.
 PASSAGES_OVER_TOKENS = 96
 # The most of a section's budget one item's passages may take, so several items fit.
-ITEM_SHARE = 0.34
+ITEM_SHARE = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +46,13 @@ class Question:
     words: list[str]
     stems: list[str]
     window: temporal.Window | None
-    asks_when: bool
 
 
 def question(query: str, now: datetime) -> Question:
     window = temporal.window(query, now)
     text = temporal.without(query, window)
     words = search.terms(text) or search.words(query, "query")
-    return Question(
-        text, words, list(dict.fromkeys(passages.stem(w) for w in words)), window,
-        temporal.asks_when(query),
-    )  # fmt: skip
+    return Question(text, words, list(dict.fromkeys(passages.stem(w) for w in words)), window)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +80,7 @@ async def ranked_events(
     q: Question,
     limit: int,
     now: datetime,
-    weights: EventWeights = EVENT_WEIGHTS,
+    weights: EventWeights | None = None,
 ) -> list[int]:
     """Seqs of the uncompressed events matching the question, best first.
 
@@ -109,7 +105,8 @@ async def ranked_events(
             rows.setdefault(r.seq, r)
     best = max((-r.rank for r in rows.values()), default=0.0) or 1.0
     scored = [_Found(r.seq, r.occurred_at, -r.rank / best) for r in rows.values()]
-    scored.sort(key=lambda f: (-_score(f, q, weights, now), -f.occurred_at.timestamp(), -f.seq))
+    w = weights or EVENT_WEIGHTS
+    scored.sort(key=lambda f: (-_score(f, q, w, now), -f.occurred_at.timestamp(), -f.seq))
     return [f.seq for f in scored]
 
 

@@ -20,7 +20,6 @@ _MONTHS = {
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
-_WHEN = re.compile(r"^\s*(?:when|what date|what day|since when|how long ago)\b", re.IGNORECASE)
 
 # Order matters: the first pattern that matches names the window.
 _MONTH_YEAR = re.compile(
@@ -52,11 +51,6 @@ class Window:
 
     def overlaps(self, start: datetime, end: datetime) -> bool:
         return start < self.end and self.start < end
-
-
-def asks_when(question: str) -> bool:
-    """Whether the question asks for a time ("when did ...", "what date ...")."""
-    return _WHEN.match(question) is not None
 
 
 def _month(year: int, month: int) -> tuple[datetime, datetime]:

@@ -101,11 +101,6 @@ def test_no_time_phrase_no_window(question: str) -> None:
     assert temporal.window(question, NOW) is None
 
 
-def test_when_questions() -> None:
-    assert temporal.asks_when("When did we sign with Lumen Press?")
-    assert not temporal.asks_when("Who signed when?")
-
-
 def test_passages_prefer_the_window_and_rare_words() -> None:
     text = "\n".join([
         "- 2026-01-05 · chat_turn: Falcon CPA for the month came in at $31.10.",
