@@ -118,3 +118,27 @@ def test_the_first_session_works_as_written(tmp_path: Path) -> None:
     assert entry_id.group(1) in search and '"score":' in search
     assert entry_id.group(1) in context and "Acme agreed to raise the ROAS target" in context
     assert "(dev): succeeded (dry run)" in compact
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_every_link_between_documents_leads_somewhere() -> None:
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target, anchor in re.findall(
+            r"\]\(((?!https?:)[^)#\s]*)(?:#([^)\s]+))?\)", page.read_text()
+        ):
+            path = (page.parent / target).resolve() if target else page
+            if path.relative_to(ROOT).as_posix() in WRITTEN_ELSEWHERE:
+                continue
+            if not path.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and path.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", path.read_text(), re.M)
+                if anchor not in {_anchor(h) for h in headings}:
+                    broken.append(f"{page.name}: {target}#{anchor}")
+    assert broken == []
