@@ -1,6 +1,6 @@
 """The compactor's two summarisers: the tenant's LLM gateway, and the built-in extractive one.
 
-Both implement app.services.compaction.Summariser. Neither stores anything; an answer
+Both implement app.adapters.summary.Summariser. Neither stores anything; an answer
 that cannot become an entry raises SummaryFailed, so it is never stored.
 """
 
@@ -20,7 +20,7 @@ from app.adapters.summariser import (
     parse_llm_summary,
     summarise_extractive,
 )
-from app.services.compaction import SummaryFailed, SummaryResult
+from app.adapters.summary import SummaryFailed, SummaryResult
 
 CHARS_PER_TOKEN = 4  # the estimators' own ratio (app.adapters.gateway.estimate_tokens)
 
