@@ -1,6 +1,6 @@
 """The arq worker: a 06:17 UTC cron fans out one compaction job per active tenant and day.
 
-Jobs call the same composition root and services as the API (app.deps.compact_tenant);
+Jobs call the same services as the API (app.services.compaction.compact_tenant);
 nothing here touches a database directly. Run it with `jet-memory worker` or
 `arq app.worker.WorkerSettings`.
 """
@@ -27,6 +27,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app import deps, logs
 from app.config import Settings
+from app.services import compaction
 from app.services.compaction import CompactionRunRecord
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ async def fan_out(ctx: Ctx, *, now: datetime | None = None) -> int:
     """Enqueue today's compaction job of every active tenant; returns how many were new."""
     day = (now or datetime.now(UTC)).astimezone(UTC).date()
     redis: ArqRedis = ctx["redis"]
-    tenant_ids = await deps.active_tenant_ids(ctx["container"])
+    tenant_ids = await compaction.active_tenant_ids(ctx["container"].control)
     enqueued = 0
     for tenant_id in tenant_ids:
         job = await redis.enqueue_job(
@@ -96,7 +97,9 @@ async def fan_out(ctx: Ctx, *, now: datetime | None = None) -> int:
 
 async def compact_tenant_job(ctx: Ctx, tenant_id: str, day: str) -> dict[str, Any]:
     """One tenant's daily compaction run; the result arq keeps is a small summary."""
-    run = await deps.compact_tenant(ctx["container"], tenant_id, trigger="cron", http=ctx["http"])
+    run = await compaction.compact_tenant(
+        ctx["container"], tenant_id, trigger="cron", http=ctx["http"]
+    )
     summary = run_summary(run)
     log.info(
         "compaction %s of tenant %s for %s (try %s): %s",

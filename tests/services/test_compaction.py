@@ -17,7 +17,7 @@ from app.adapters.gateway import Gateway, GatewayConfig, estimate_messages_token
 from app.adapters.summariser import BUILTIN_SUMMARISER_NAME, EventText
 from app.adapters.summarisers import BuiltinSummariser, GatewaySummariser
 from app.config import Settings
-from app.deps import Container, compact_tenant
+from app.deps import Container
 from app.errors import InvalidInput, NotFound
 from app.services import budget, compaction, cursors, entries, events, limits, policies
 from app.services.compaction import (
@@ -25,6 +25,7 @@ from app.services.compaction import (
     RunStatus,
     Summariser,
     SummaryResult,
+    compact_tenant,
 )
 from app.services.policies import TenantPolicy
 from app.services.records import Entry, EntrySource, EventFilter, EventIn, Scope

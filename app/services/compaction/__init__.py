@@ -1,10 +1,12 @@
 """The compactor: folds old raw events into summary entries; a bucket folds in one transaction.
 
 runs (the run records), planning (buckets and periods), folding (one bucket's summaries
-and write), run (one tenant's pass). It never speaks HTTP: a Summariser does.
+and write), run (one tenant's pass), jobs (what the worker, CLI and API call).
+It never speaks HTTP: a Summariser does.
 """
 
 from app.adapters.summary import Summariser, SummaryFailed, SummaryResult
+from app.services.compaction.jobs import active_tenant_ids, compact_tenant
 from app.services.compaction.run import run_compaction
 from app.services.compaction.runs import (
     CANCELLED,
@@ -25,6 +27,8 @@ __all__ = [
     "Summariser",
     "SummaryFailed",
     "SummaryResult",
+    "active_tenant_ids",
+    "compact_tenant",
     "get_run",
     "list_runs",
     "run_compaction",
