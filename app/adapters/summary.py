@@ -1,10 +1,29 @@
 """What the compactor asks of a summariser and what it gets back: the port the built-in
-and gateway summarisers implement (app/adapters/summarisers.py)."""
+and gateway summarisers implement (app/adapters/summarisers.py), and the texts they share."""
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
-from app.adapters.summariser import EventText
+MAX_TITLE = 200  # characters of a summary's title line
+
+
+@dataclass(frozen=True)
+class EventText:
+    """One event as a summariser sees it (redacted by DLP when it is to leave)."""
+
+    occurred_at: datetime
+    kind: str
+    body: str
+    source: str | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A title and body drafted by a summariser, before its provenance line."""
+
+    title: str  # one line, at most MAX_TITLE characters
+    body: str  # Markdown
 
 
 @dataclass(frozen=True, slots=True)

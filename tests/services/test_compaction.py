@@ -13,9 +13,10 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from app.adapters.dlp import DlpMode
+from app.adapters.extractive import BUILTIN_SUMMARISER_NAME
 from app.adapters.gateway import Gateway, GatewayConfig, estimate_messages_tokens
-from app.adapters.summariser import BUILTIN_SUMMARISER_NAME, EventText
 from app.adapters.summarisers import BuiltinSummariser, GatewaySummariser
+from app.adapters.summary import EventText
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput, NotFound

@@ -13,7 +13,8 @@ from sqlalchemy import and_, func, or_, select
 
 from app.adapters import dlp
 from app.adapters.gateway import estimate_messages_tokens, estimate_tokens
-from app.adapters.summariser import EventText, build_compaction_messages
+from app.adapters.prompt import build_compaction_messages
+from app.adapters.summary import EventText
 from app.config import Settings
 from app.services import limits
 from app.services.policies import TenantPolicy
