@@ -337,7 +337,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="MODEL",
         help="a model to fall back to, in order (repeat; replaces the fallbacks)",
     )
-    tf.add_argument("--gateway-timeout", type=float, metavar="SECONDS", help="per request")
+    tf.add_argument(
+        "--gateway-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="the most one gateway attempt may take, first byte to last",
+    )
     tf.add_argument("--dlp", choices=["redact", "block", "off"], help="what DLP does on a finding")
     tf.add_argument(
         "--dlp-pattern",

@@ -857,6 +857,30 @@ async def test_compact_tenant_without_a_client_makes_and_closes_its_own(
     assert result.status is RunStatus.SUCCEEDED and len(gw.received) == 1
 
 
+async def test_an_answer_over_the_settings_cap_is_recorded_and_leaves_the_bucket(
+    container: Container,
+    tenant: TenantFixture,
+    db: TenantDb,
+    gw: FakeGateway,
+    http: httpx.AsyncClient,
+) -> None:
+    ids = await seed(db, "ent_acme", [300, 200, 100])
+    await policies.configure_tenant(
+        container.control, tenant.id, gateway_url=gw.base_url, models=["m"]
+    )
+    capped = replace(container, settings=container.settings.model_copy(
+        update={"gateway_max_answer_bytes": 1024}
+    ))  # fmt: skip
+    gw.script = [ok("Acme: Q1\n\n" + "x" * 4096)]
+    result = await compact_tenant(capped, tenant.id, trigger="cli", now=NOW, http=http)
+    assert result.status is RunStatus.FAILED and result.buckets_compacted == 0
+    assert result.problems == [
+        "entity ent_acme: model 'm' gave an unusable answer: over 1,024 bytes "
+        "(gateway_max_answer_bytes)"
+    ]
+    assert await untouched(db, ids) and len(gw.received) == 1
+
+
 async def test_compact_tenant_refuses_an_unknown_tenant(container: Container) -> None:
     with pytest.raises(NotFound):
         await compact_tenant(container, "ten_nope", trigger="cli")

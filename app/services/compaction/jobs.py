@@ -39,7 +39,7 @@ async def active_tenant_ids(control: ControlDb) -> list[str]:
     return [t.id for t in await control.tenants() if t.status == "active"]
 
 
-def summariser_for(policy: TenantPolicy, http: httpx.AsyncClient) -> Summariser:
+def summariser_for(policy: TenantPolicy, http: httpx.AsyncClient, settings: Settings) -> Summariser:
     """The tenant's gateway when its policy names one, else the built-in summariser."""
     if not policy.gateway_url:
         return BuiltinSummariser()
@@ -48,6 +48,7 @@ def summariser_for(policy: TenantPolicy, http: httpx.AsyncClient) -> Summariser:
         api_key=policy.gateway_key,
         models=policy.models,
         timeout_s=policy.gateway_timeout_s,
+        max_answer_bytes=settings.gateway_max_answer_bytes,
     )
     return GatewaySummariser(Gateway(config, client=http))
 
@@ -76,7 +77,7 @@ async def compact_tenant(
         if policy.gateway_url:
             if http is None:
                 http = await stack.enter_async_context(httpx.AsyncClient())
-            summariser = summariser_for(policy, http)
+            summariser = summariser_for(policy, http, stores.settings)
         db = await stack.enter_async_context(stores.tenants.lease(tenant_id))
         try:
             run = await run_compaction(
