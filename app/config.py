@@ -156,10 +156,12 @@ class Settings(BaseSettings):
         "tenant's gateway timeout bounds each attempt as a whole, first byte to last.",
     )
     compaction_stale_run_seconds: float = Field(
-        default=3600,
+        default=120,
         gt=0,
-        description="A run still RUNNING after this long is marked FAILED (interrupted) "
-        "when the tenant's next run starts.",
+        description="A RUNNING run whose heartbeat (refreshed four times in this window "
+        "while it runs) is older than this is marked FAILED (interrupted) when the "
+        "tenant's next run starts; one whose worker process is gone from the same host "
+        "is marked at once.",
     )
 
     @field_validator("database_url")

@@ -39,9 +39,8 @@ REDIS_BACKOFF_CAP_S = 2.0
 REDIS_OUTAGE_SECONDS = 60
 REDIS_RETRIES = int(REDIS_OUTAGE_SECONDS / REDIS_BACKOFF_CAP_S)
 # Long enough for a first run over years of history; a run cut short by it has still
-# committed the buckets it folded, and the rest waits for the next day. Keep it at most
-# compaction_stale_run_seconds (1 h by default): a run RUNNING for longer is taken for
-# dead and marked interrupted, which only holds if arq never lets a job live that long.
+# committed (and counted) the buckets it folded, and the rest waits for the next day.
+# A run is taken for dead by its heartbeat or its gone process, never by its age.
 JOB_TIMEOUT = timedelta(hours=1)
 # arq refuses an id while the job or its result exists: keeping the result past the end
 # of the day is what makes a second fan-out on the same day enqueue nothing.

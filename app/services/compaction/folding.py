@@ -96,14 +96,24 @@ class Folder:
 
     async def _settle(self, calls: Sequence[str], usage: Sequence[budget.Usage]) -> None:
         """Settle a bucket's calls on their own (its fold settles them in its transaction)."""
-        if calls:
-            await runs.write(self.db, lambda conn: budget.settle(conn, calls, usage))
-            self._charge(usage)
+        if not calls:
+            return
+        prompt, completion = _totals(usage)
+
+        async def op(conn: AsyncConnection) -> None:
+            await budget.settle(conn, calls, usage)
+            await runs.count(
+                conn, self.run_id, at=self.clock(),
+                prompt_tokens=prompt, completion_tokens=completion,
+            )  # fmt: skip
+
+        await runs.write(self.db, op)
+        self._charge(usage)
 
     def _charge(self, usage: Sequence[budget.Usage]) -> None:
-        for used in usage:
-            self.prompt_tokens += used.prompt_tokens
-            self.completion_tokens += used.completion_tokens
+        prompt, completion = _totals(usage)
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
 
     # --- step 3: summarise each period
 
@@ -169,8 +179,10 @@ class Folder:
         calls: list[str],
         usage: list[budget.Usage],
     ) -> list[str]:
-        """Write the bucket's entries and mark its events; returns the entries' ids."""
+        """Write the bucket's entries and mark its events, and count them on the run, in
+        one transaction: a run killed later still shows what it folded. Returns the ids."""
         at = self.clock()
+        prompt, completion = _totals(usage)
 
         async def op(conn: AsyncConnection) -> list[str]:
             created: list[str] = []
@@ -198,6 +210,11 @@ class Folder:
                 )
                 created.append(entry.id)
             await budget.settle(conn, calls, usage)
+            await runs.count(
+                conn, self.run_id, at=at, buckets_compacted=1, periods=len(plan),
+                events_compressed=sum(len(p.seqs) for p in plan),
+                prompt_tokens=prompt, completion_tokens=completion,
+            )  # fmt: skip
             return created
 
         try:
@@ -209,6 +226,11 @@ class Folder:
         self._charge(usage)
         self.models.update(result.model for result, _ in results)
         return created
+
+
+def _totals(usage: Sequence[budget.Usage]) -> tuple[int, int]:
+    """Prompt and completion tokens of these calls."""
+    return sum(u.prompt_tokens for u in usage), sum(u.completion_tokens for u in usage)
 
 
 def titled(title: str, period_label: str) -> str:

@@ -21,6 +21,9 @@ from app.storage.types import utcnow
 log = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 1000  # problem lines kept on one run; the rest are counted in a last line
+# A run beats this many times per compaction_stale_run_seconds: a late beat or two never
+# gets it taken for dead.
+HEARTBEATS_PER_WINDOW = 4
 
 
 async def run_compaction(
@@ -39,6 +42,11 @@ async def run_compaction(
     bucket (or a cancellation) is recorded on the run as FAILED and raised.
     """
     return await _Run(db, policy, summariser, settings, RunTrigger(trigger), dry_run, now).go()
+
+
+async def _stopped(task: "asyncio.Task[None]") -> None:
+    task.cancel()
+    await asyncio.wait([task])  # never raises the task's own cancellation into the run
 
 
 class _Run:
@@ -78,11 +86,14 @@ class _Run:
 
     async def go(self) -> CompactionRunRecord:
         await self._begin()
+        heart = asyncio.create_task(self._heartbeat())
         try:
             buckets = await self.planner.buckets()
             self.considered = len(buckets)
+            await self._count(buckets_considered=self.considered)
             await self._fan_out(buckets)
         except BaseException as exc:
+            await _stopped(heart)
             if isinstance(exc, asyncio.CancelledError):
                 self._problem(None, runs.CANCELLED)
             else:
@@ -92,6 +103,7 @@ class _Run:
             except Exception:  # the sweep at the next run start marks it instead
                 log.exception("compaction run %s: could not record its failure", self.id)
             raise
+        await _stopped(heart)
         # A bucket lost to a concurrent run was folded all the same (its line says so): not a
         # failure, or every overlap of two workers would page someone.
         if self.failures == 0:
@@ -120,13 +132,28 @@ class _Run:
 
     async def _begin(self) -> None:
         stale = self._start - timedelta(seconds=self.settings.compaction_stale_run_seconds)
-        record = self._record(RunStatus.RUNNING, None)
-        swept = await runs.write(self.db, lambda conn: runs.open_run(conn, record, stale=stale))
+        record, owner = self._record(RunStatus.RUNNING, None), runs.Owner.this_process()
+        swept = await runs.write(
+            self.db, lambda conn: runs.open_run(conn, record, owner=owner, stale=stale)
+        )
         if swept:
             log.warning(
-                "tenant %s: %d stale compaction run(s) marked failed (interrupted)",
+                "tenant %s: %d dead compaction run(s) marked failed (interrupted)",
                 self.db.tenant_id, swept,
             )  # fmt: skip
+
+    async def _count(self, **added: int) -> None:
+        await runs.write(self.db, lambda conn: runs.count(conn, self.id, at=self.clock(), **added))
+
+    async def _heartbeat(self) -> None:
+        """Refresh the run's heartbeat while it runs, so no other run takes it for dead."""
+        every = self.settings.compaction_stale_run_seconds / HEARTBEATS_PER_WINDOW
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self._count()
+            except Exception:  # a missed beat is retried; the window allows several
+                log.warning("compaction run %s: heartbeat not written", self.id, exc_info=True)
 
     async def _finish(self, status: RunStatus) -> CompactionRunRecord:
         record = self._record(status, self.clock())

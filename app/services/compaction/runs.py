@@ -1,13 +1,16 @@
-"""Compaction run records: their statuses, reading them back, and the writer every run
-row and fold goes through. Nothing here decides what a run folds."""
+"""Compaction run records: their statuses, who runs them, their counters, reading them
+back, and the writer every run row and fold goes through. Nothing here decides what a
+run folds."""
 
+import os
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import cursors, validation
@@ -120,18 +123,69 @@ async def list_runs(db: TenantDb, *, first: int, after: str | None) -> Page[Comp
 # ------------------------------------------------------------------------ writing runs
 
 
-async def open_run(conn: AsyncConnection, record: CompactionRunRecord, *, stale: datetime) -> int:
-    """Mark runs RUNNING since before `stale` interrupted, then insert `record` (RUNNING);
-    returns how many were marked."""
-    swept = await conn.execute(
-        update(runs_t)
-        .where(runs_t.c.status == RunStatus.RUNNING.value, runs_t.c.started_at < stale)
-        .values(
-            status=RunStatus.FAILED.value, finished_at=record.started_at, problems=[INTERRUPTED]
-        )  # fmt: skip
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The process running a run: its host name and pid."""
+
+    host: str
+    pid: int
+
+    @classmethod
+    def this_process(cls) -> "Owner":
+        return cls(socket.gethostname()[:255], os.getpid())
+
+    def is_gone(self, host: str | None, pid: int | None) -> bool:
+        """True when (host, pid) is a process of this host that no longer exists."""
+        if host != self.host or pid is None or pid == self.pid:
+            return False
+        try:
+            os.kill(pid, 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # it exists, under another user
+            return False
+        return False
+
+
+async def open_run(
+    conn: AsyncConnection, record: CompactionRunRecord, *, owner: Owner, stale: datetime
+) -> int:
+    """Insert `record` (RUNNING, owned by `owner`) after marking interrupted every RUNNING
+    run whose owner process is gone from this host or whose heartbeat is older than
+    `stale`; returns how many were marked."""
+    running = await conn.execute(
+        select(
+            runs_t.c.id, runs_t.c.owner_host, runs_t.c.owner_pid,
+            func.coalesce(runs_t.c.heartbeat_at, runs_t.c.started_at).label("seen_at"),
+        ).where(runs_t.c.status == RunStatus.RUNNING.value)
+    )  # fmt: skip
+    dead = [r.id for r in running if r.seen_at < stale or owner.is_gone(r.owner_host, r.owner_pid)]
+    if dead:
+        await conn.execute(
+            update(runs_t)
+            .where(runs_t.c.id.in_(dead), runs_t.c.status == RunStatus.RUNNING.value)
+            .values(
+                status=RunStatus.FAILED.value,
+                finished_at=record.started_at,
+                problems=[INTERRUPTED],
+                buckets_skipped=runs_t.c.buckets_considered - runs_t.c.buckets_compacted,
+            )
+        )
+    await conn.execute(
+        insert(runs_t).values(
+            asdict(record)
+            | {"owner_host": owner.host, "owner_pid": owner.pid, "heartbeat_at": record.started_at}
+        )
     )
-    await conn.execute(insert(runs_t).values(asdict(record)))
-    return swept.rowcount
+    return len(dead)
+
+
+async def count(conn: AsyncConnection, run_id: str, *, at: datetime, **added: int) -> None:
+    """Add to a run's counters (a fold's, in the fold's own transaction) and beat its heart."""
+    values: dict[str, Any] = {name: runs_t.c[name] + n for name, n in added.items() if n}
+    await conn.execute(
+        update(runs_t).where(runs_t.c.id == run_id).values(heartbeat_at=at, **values)
+    )
 
 
 async def close_run(conn: AsyncConnection, record: CompactionRunRecord) -> None:
