@@ -1,9 +1,6 @@
-"""The compactor: folds old raw events into summary entries; a bucket folds in one transaction.
-
-runs (the run records), planning (buckets and periods), folding (one bucket's summaries
-and write), run (one tenant's pass), jobs (what the worker, CLI and API call).
-It never speaks HTTP: a Summariser does.
-"""
+"""The compactor: folds old raw events into summary entries, a bucket in one transaction.
+Modules: jobs (what the worker, CLI and API call), run (one tenant's pass), planning,
+folding (one bucket), runs (the run records). A Summariser speaks HTTP, never this."""
 
 from app.adapters.summary import Summariser, SummaryFailed, SummaryResult
 from app.services.compaction.jobs import active_tenant_ids, compact_tenant
