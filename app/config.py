@@ -152,11 +152,20 @@ class Settings(BaseSettings):
         description="max_tokens of one summarisation request (and the built-in "
         "summariser's length bound, at ~4 characters per token).",
     )
+    gateway_max_answer_bytes: int = Field(
+        default=1 << 20,
+        ge=1024,
+        description="Most bytes (decoded) of one gateway answer; a bigger one is refused "
+        "as it streams in and recorded on the compaction run as an unusable answer. The "
+        "tenant's gateway timeout bounds each attempt as a whole, first byte to last.",
+    )
     compaction_stale_run_seconds: float = Field(
-        default=3600,
+        default=120,
         gt=0,
-        description="A run still RUNNING after this long is marked FAILED (interrupted) "
-        "when the tenant's next run starts.",
+        description="A RUNNING run whose heartbeat (refreshed four times in this window "
+        "while it runs) is older than this is marked FAILED (interrupted) when the "
+        "tenant's next run starts; one whose worker process is gone from the same host "
+        "is marked at once.",
     )
 
     @field_validator("database_url")

@@ -160,7 +160,7 @@ def _rss_kib() -> int:
 
 async def measure(data_dir: Path, tenant_id: str) -> dict[str, Any]:
     """One compaction run in this (fresh) process; its peak RSS is the run's."""
-    from app.deps import compact_tenant
+    from app.services.compaction import compact_tenant
 
     container = await build(Settings(_env_file=None, data_dir=data_dir))
     try:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from app.adapters.gateway import estimate_tokens
 from app.config import Settings
-from app.deps import build, compact_tenant
+from app.deps import build
 from app.services import entries, events, tenants
+from app.services.compaction import compact_tenant
 from app.services.records import EntryFilter, EntrySource, EventFilter, EventIn, Scope
 
 CLIENTS = [

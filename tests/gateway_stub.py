@@ -19,6 +19,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     stall: bool = False  # never answer; wait until the client gives up
     delay: float = 0.0  # seconds before answering
+    trickle: float = 0.0  # seconds between the body's bytes, sent one at a time
+    length: bool = True  # send Content-Length; False: the body ends when the connection does
 
 
 @dataclass
@@ -149,10 +151,18 @@ class FakeGateway:
             payload = (
                 reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
             )
-            lines = [f"HTTP/1.1 {reply.status} X", f"Content-Length: {len(payload)}"]
+            lines = [f"HTTP/1.1 {reply.status} X"]
+            if reply.length:
+                lines.append(f"Content-Length: {len(payload)}")
             lines += ["Connection: close", "Content-Type: application/json"]
             lines += [f"{k}: {v}" for k, v in reply.headers.items()]
-            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+            if not reply.trickle:
+                writer.write(payload)
+            for i in range(len(payload) if reply.trickle else 0):
+                writer.write(payload[i : i + 1])
+                await writer.drain()
+                await asyncio.sleep(reply.trickle)
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass

@@ -18,9 +18,10 @@ from pydantic import ValidationError
 from raw_sql import run_sql
 
 from app.config import Settings
-from app.deps import Container, build, compact_tenant
+from app.deps import Container, build
 from app.errors import NotFound
 from app.services import context, entries, events, search_cache
+from app.services.compaction import compact_tenant
 from app.services.records import (
     Entry,
     EntryFilter,
