@@ -21,7 +21,7 @@ from app.edge.observe import operation_type
 from app.edge.ratelimit import RateLimiter
 from app.services import policies
 from tests.conftest import TenantFixture, make_tenant, sample
-from tests.gateway_stub import FakeGateway, summary_of
+from tests.support.gateway_stub import FakeGateway, summary_of
 
 APPEND = """mutation Append($input: AppendMemoryEventInput!) {
   appendMemoryEvent(input: $input) { replayed event { id } errors { code } } }"""
