@@ -112,14 +112,15 @@ schema: $(STAMP)
 migrate: $(STAMP)
 	$(BIN)/jet-memory migrate
 
-# The HTTP benchmarks (bench/README.md): make bench BENCH_ARGS="--quick" or "--only search".
+# The HTTP benchmarks (bench/README.md, python -m bench): make bench BENCH_ARGS="--quick" or
+# "--only search".
 # wrk comes from Debian: installed here when missing and running as root.
 bench: $(STAMP)
 	@command -v wrk >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then \
 			apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; \
 		else echo "wrk is missing: sudo apt-get install -y wrk"; exit 1; fi; }
-	$(BIN)/python bench/http_bench.py $(BENCH_ARGS)
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) assets/node_modules tests/e2e/node_modules .pytest_cache .mypy_cache .ruff_cache

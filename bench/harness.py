@@ -1,4 +1,4 @@
-"""Shared pieces of the HTTP benchmarks (bench/http_bench.py): the server process, wrk,
+"""Shared pieces of the HTTP benchmarks (python -m bench): the server process, wrk,
 the Python load generator, tenants, statistics and the results table.
 
 The server is the real app (bench/benchapp.py wraps `app.edge.app.create_app`) under
@@ -206,9 +206,9 @@ class Server:
             "-m",
             "uvicorn",
             "--app-dir",
-            str(BENCH),
+            str(ROOT),
             "--factory",
-            "benchapp:factory",
+            "bench.benchapp:factory",
             "--host",
             "127.0.0.1",
             "--port",
