@@ -122,6 +122,14 @@ def verify_appends(db_path: Path, runs: dict[str, Path], batch: int) -> dict[str
     return out
 
 
+def surfaces(batch: int) -> list[tuple[str, str, str]]:
+    """(surface, wrk_bench.lua mode, path) of the appends of `batch` events a request."""
+    return [
+        ("graphql", "append_gql" if batch == 1 else "batch_gql", "/graphql"),
+        ("rest", "append_rest" if batch == 1 else "batch_rest", "/memory/events"),
+    ]
+
+
 def appends(b: Run, name: str, batch: int, connections: int) -> None:
     a = b.args
     title = "2. appendMemoryEvent, 64 clients" if batch == 1 else f"3. batches of {batch}"
@@ -131,10 +139,7 @@ def appends(b: Run, name: str, batch: int, connections: int) -> None:
     container = run_async(open_container(b.data_dir))
     db_path, raw_path = container.tenants.path(tenant_id), container.tenants.path(raw_id)
     run_async(container.aclose())
-    modes = [
-        ("graphql", "append_gql" if batch == 1 else "batch_gql", "/graphql"),
-        ("rest", "append_rest" if batch == 1 else "batch_rest", "/memory/events"),
-    ]
+    modes = surfaces(batch)
     results: dict[str, list[dict[str, Any]]] = {"raw": [], "graphql": [], "rest": []}
     raw_rates: list[float] = []
     nofts_rates: list[float] = []

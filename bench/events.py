@@ -10,6 +10,13 @@ from bench import data as bench_data
 from bench.harness import Row, median, open_container, pct, run_async
 from bench.runner import Run
 
+QUERY = (
+    "query($f: MemoryEventFilter!) { memoryEvents(filter: $f, first: 50) { edges {"
+    " cursor node { id scope scopeRef kind body source sourceRef occurredAt"
+    " compressedAt } } pageInfo { hasNextPage endCursor } } }"
+)
+REFS = cb.CLIENTS[:: max(1, len(cb.CLIENTS) // 40)]  # about 40 clients, every scope size
+
 
 def run(b: Run) -> None:
     a = b.args
@@ -19,14 +26,9 @@ def run(b: Run) -> None:
     container = run_async(open_container(b.data_dir))
     db_path = container.tenants.path(tenant_id)
     run_async(container.aclose())
-    query = (
-        "query($f: MemoryEventFilter!) { memoryEvents(filter: $f, first: 50) { edges {"
-        " cursor node { id scope scopeRef kind body source sourceRef occurredAt"
-        " compressedAt } } pageInfo { hasNextPage endCursor } } }"
-    )
-    refs = cb.CLIENTS[:: max(1, len(cb.CLIENTS) // 40)]
+    refs = REFS
     requests = [
-        b.gql_request(key, query, {"f": {"scope": "ENTITY", "scopeRef": r}}, "scope+ref")
+        b.gql_request(key, QUERY, {"f": {"scope": "ENTITY", "scopeRef": r}}, "scope+ref")
         for r in refs
     ]
     conn = sqlite3.connect(db_path)

@@ -173,7 +173,11 @@ def _dotted(obj: Any) -> str:
 
 @dataclass
 class Server:
-    """uvicorn serving bench/benchapp.py: one process on 127.0.0.1, stopped by its PID."""
+    """uvicorn serving bench/benchapp.py: one process on 127.0.0.1, stopped by its PID.
+
+    With `tree`, `jet-memory serve` of that source tree instead (`python -m app.cli serve`
+    with PYTHONPATH=tree, so its `app` package is imported before the editable install's):
+    how bench/ab.py serves two versions of the code from one venv."""
 
     data_dir: Path
     log_path: Path
@@ -181,6 +185,7 @@ class Server:
     access_log: bool = True
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
+    tree: Path | None = None
 
     @property
     def url(self) -> str:
@@ -194,6 +199,35 @@ class Server:
     def start(self) -> "Server":
         self.port = free_port()
         env = {**os.environ, "JET_DATA_DIR": str(self.data_dir), **self.env}
+        if self.tree is not None:
+            paths = [str(self.tree), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+            env["PYTHONPATH"] = os.pathsep.join(paths)
+        cmd = self._tree_command() if self.tree is not None else self._bench_command()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        # cwd: the data dir's parent, so no stray .env in the repository changes settings.
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir.parent
+        )
+        log.close()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited; see {self.log_path}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"server did not start; see {self.log_path}")
+
+    def _tree_command(self) -> list[str]:
+        serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        return [PYTHON, *serve]
+
+    def _bench_command(self) -> list[str]:
         # The same uvicorn settings as `jet-memory serve` (app/cli.py): uvicorn's default
         # loop (uvloop when installed) and HTTP parser, log level info, no proxy headers,
         # no server header, and the same logging (app/logs.py's text format, whose access
@@ -226,25 +260,7 @@ class Server:
         ]
         if not self.access_log:
             cmd.append("--no-access-log")
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = self.log_path.open("ab")
-        # cwd: the data dir's parent, so no stray .env in the repository changes settings.
-        self.proc = subprocess.Popen(
-            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir.parent
-        )
-        log.close()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited; see {self.log_path}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"server did not start; see {self.log_path}")
+        return cmd
 
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
