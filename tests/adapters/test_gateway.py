@@ -21,7 +21,7 @@ from app.adapters.gateway import (
     estimate_messages_tokens,
     estimate_tokens,
 )
-from tests.gateway_stub import FakeGateway, Reply, Sleeps, ok
+from tests.support.gateway_stub import FakeGateway, Reply, Sleeps, ok
 
 KEY = "sk-test-SECRETKEY0123456789"
 PROMPT = [

@@ -22,7 +22,7 @@ from app.edge.ratelimit import RateLimiter
 from app.services import policies
 from app.services.compaction import compact_tenant
 from tests.conftest import TenantFixture, make_tenant, sample
-from tests.gateway_stub import FakeGateway, summary_of
+from tests.support.gateway_stub import FakeGateway, summary_of
 
 APPEND = """mutation Append($input: AppendMemoryEventInput!) {
   appendMemoryEvent(input: $input) { replayed event { id } errors { code } } }"""

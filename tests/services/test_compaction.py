@@ -38,7 +38,7 @@ from app.storage.models import entries_table as en_t
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases, TenantDb
 from tests.conftest import TenantFixture
-from tests.gateway_stub import FakeGateway, Reply, Sleeps, ok, summary_of
+from tests.support.gateway_stub import FakeGateway, Reply, Sleeps, ok, summary_of
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 CUTOFF = NOW - timedelta(days=90)

@@ -2,10 +2,14 @@
 
 Each request gets the next scripted Reply, or `auto(request)` once the script is spent.
 It keeps every request, with the exact bytes received, so tests can inspect what left us.
+`python -m tests.support.gateway_stub --port P --latency S` serves compaction summaries
+after a fixed latency in a process of its own (bench/compaction.py).
 """
 
+import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -98,9 +102,12 @@ class Sleeps:
 class FakeGateway:
     """A minimal HTTP/1.1 responder: one request per connection, replies from `script`."""
 
-    def __init__(self, auto: Callable[[Received], Reply] | None = None) -> None:
+    def __init__(
+        self, auto: Callable[[Received], Reply] | None = None, *, keep: bool = True
+    ) -> None:
         self.script: list[Reply] = []
         self.auto = auto
+        self.keep = keep  # False: a long-running stub does not keep every request
         self.received: list[Received] = []
         self.port = 0
         self._server: asyncio.Server | None = None
@@ -110,8 +117,8 @@ class FakeGateway:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+    async def start(self, port: int = 0) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -141,7 +148,8 @@ class FakeGateway:
                 headers[name.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             request = Received(method, path, headers, body, json.loads(body or b"{}"))
-            self.received.append(request)
+            if self.keep:
+                self.received.append(request)
             reply = self._reply(request)
             if reply.stall:
                 await reader.read()  # returns at EOF, when the client times out and hangs up
@@ -171,3 +179,26 @@ class FakeGateway:
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
             self._handlers.discard(task)
+
+
+async def serve_summaries(port: int, latency: float) -> None:
+    """Answer every compaction request with `summary_of` after `latency` seconds, forever."""
+    gateway = FakeGateway(lambda r: dataclasses.replace(summary_of(r), delay=latency), keep=False)
+    await gateway.start(port)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await gateway.stop()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description="A gateway stub answering compaction requests.")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--latency", type=float, default=0.2, help="seconds before each answer")
+    args = p.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_summaries(args.port, args.latency))
+
+
+if __name__ == "__main__":
+    main()
