@@ -768,7 +768,7 @@ async def test_a_dead_running_run_is_marked_interrupted(db: TenantDb, settings: 
 
 
 async def test_a_running_run_beats_its_heart(db: TenantDb, settings: Settings) -> None:
-    beats: list[datetime] = []
+    beats: list[datetime | None] = []
 
     class Slow:
         name = "slow"
