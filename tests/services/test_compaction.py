@@ -786,7 +786,8 @@ async def test_a_running_run_beats_its_heart(db: TenantDb, settings: Settings) -
     result = await run(db, Slow(), settings, compaction_stale_run_seconds=0.2)
     assert result.status is RunStatus.SUCCEEDED
     # Beats every 0.05 s: 0.3 s later the heartbeat has moved on.
-    assert beats[0] is not None and beats[1] > beats[0]
+    first, second = beats
+    assert first is not None and second is not None and second > first
 
 
 class Exploding:
