@@ -100,11 +100,12 @@ test: $(STAMP) $(ASSETS) browser postgres
 	JET_REQUIRE_POSTGRES=$(or $(JET_REQUIRE_POSTGRES),$(CAN_APT_INSTALL),0) \
 		$(BIN)/python -m pytest --backend postgresql $(POSTGRES_TESTS) $(PYTEST_ARGS)
 
+# mypy over tests/ uses the relaxed section of pyproject.toml ([[tool.mypy.overrides]] tests.*).
 lint: $(STAMP)
 	$(BIN)/ruff check app tests bench migrations examples
 	$(BIN)/ruff format --check app tests bench migrations examples
 	$(BIN)/mypy app
-	$(BIN)/mypy bench examples
+	$(BIN)/mypy bench examples tests
 
 schema: $(STAMP)
 	$(BIN)/jet-memory export-schema -o schema.graphql
@@ -112,14 +113,15 @@ schema: $(STAMP)
 migrate: $(STAMP)
 	$(BIN)/jet-memory migrate
 
-# The HTTP benchmarks (bench/README.md): make bench BENCH_ARGS="--quick" or "--only search".
+# The HTTP benchmarks (bench/README.md, python -m bench): make bench BENCH_ARGS="--quick" or
+# "--only search".
 # wrk comes from Debian: installed here when missing and running as root.
 bench: $(STAMP)
 	@command -v wrk >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then \
 			apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; \
 		else echo "wrk is missing: sudo apt-get install -y wrk"; exit 1; fi; }
-	$(BIN)/python bench/http_bench.py $(BENCH_ARGS)
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) assets/node_modules tests/e2e/node_modules .pytest_cache .mypy_cache .ruff_cache

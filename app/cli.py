@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from app import deps, logs
+from app import logs
 from app.config import Settings
 from app.deps import Container, build
 from app.errors import InvalidInput, JetError
-from app.services import policies
+from app.services import compaction, policies
 from app.services import tenants as tenant_service
 from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger
 from app.storage.control import TenantRow
@@ -224,11 +224,12 @@ def cmd_compact(settings: Settings, args: argparse.Namespace) -> int:
         if args.tenant:
             tenants = [await tenant_service.resolve_tenant(c.control, args.tenant)]
         else:
-            tenants = [t for t in await c.control.tenants() if t.status == "active"]
+            active = set(await compaction.active_tenant_ids(c.control))
+            tenants = [t for t in await c.control.tenants() if t.id in active]
         failed = False
         for tenant in tenants:
             try:
-                run = await deps.compact_tenant(
+                run = await compaction.compact_tenant(
                     c, tenant.id, trigger=RunTrigger.CLI, dry_run=args.dry_run
                 )
             except Exception as exc:  # recorded on the run; the other tenants go on
@@ -336,7 +337,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="MODEL",
         help="a model to fall back to, in order (repeat; replaces the fallbacks)",
     )
-    tf.add_argument("--gateway-timeout", type=float, metavar="SECONDS", help="per request")
+    tf.add_argument(
+        "--gateway-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="the most one gateway attempt may take, first byte to last",
+    )
     tf.add_argument("--dlp", choices=["redact", "block", "off"], help="what DLP does on a finding")
     tf.add_argument(
         "--dlp-pattern",

@@ -30,13 +30,15 @@ class Settings(BaseSettings):
         default=None,
         description="Unset: SQLite files under JET_DATA_DIR (the embedded default). "
         "`postgresql+asyncpg://user:password@host:5432/db`: PostgreSQL, one schema per "
-        "tenant and the control tables in schema `jet_control` (README, Scaling out).",
+        "tenant and the control tables in schema `jet_control` (docs/scaling.md). A secret: "
+        "never logged.",
     )
     postgres_pool_size: int = Field(
         default=20,
         ge=1,
         le=500,
-        description="PostgreSQL connections one process keeps (shared by every tenant).",
+        description="PostgreSQL connections one process keeps, shared by every tenant (plus 4 "
+        "for the control tables).",
     )
     host: str = Field(default="127.0.0.1", description="Address `jet-memory serve` binds.")
     port: int = Field(default=8000, ge=1, le=65535, description="Port `jet-memory serve` binds.")
@@ -72,8 +74,10 @@ class Settings(BaseSettings):
     search_cache_pages: int = Field(
         default=2000,
         ge=0,
-        description="memoryEntries search pages kept per API process (LRU over all tenants), "
-        "each served until the tenant's entries change; 0 disables the cache.",
+        description="memoryEntries search pages (and the context loader's entries found for a "
+        "query) kept per API process (LRU over all tenants), each served until the tenant's "
+        "entries change, by any process; 0 disables the cache. Memory per page and the hit "
+        "rate: docs/benchmarks.md, metric jet_entry_search_cache_lookups_total.",
     )
     group_commit_max_rows: int = Field(
         default=2000, ge=1, description="Most event rows one group commit writes."
@@ -148,11 +152,20 @@ class Settings(BaseSettings):
         description="max_tokens of one summarisation request (and the built-in "
         "summariser's length bound, at ~4 characters per token).",
     )
+    gateway_max_answer_bytes: int = Field(
+        default=1 << 20,
+        ge=1024,
+        description="Most bytes (decoded) of one gateway answer; a bigger one is refused "
+        "as it streams in and recorded on the compaction run as an unusable answer. The "
+        "tenant's gateway timeout bounds each attempt as a whole, first byte to last.",
+    )
     compaction_stale_run_seconds: float = Field(
-        default=3600,
+        default=120,
         gt=0,
-        description="A run still RUNNING after this long is marked FAILED (interrupted) "
-        "when the tenant's next run starts.",
+        description="A RUNNING run whose heartbeat (refreshed four times in this window "
+        "while it runs) is older than this is marked FAILED (interrupted) when the "
+        "tenant's next run starts; one whose worker process is gone from the same host "
+        "is marked at once.",
     )
 
     @field_validator("database_url")

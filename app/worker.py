@@ -1,6 +1,6 @@
 """The arq worker: a 06:17 UTC cron fans out one compaction job per active tenant and day.
 
-Jobs call the same composition root and services as the API (app.deps.compact_tenant);
+Jobs call the same services as the API (app.services.compaction.compact_tenant);
 nothing here touches a database directly. Run it with `jet-memory worker` or
 `arq app.worker.WorkerSettings`.
 """
@@ -27,6 +27,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app import deps, logs
 from app.config import Settings
+from app.services import compaction
 from app.services.compaction import CompactionRunRecord
 
 log = logging.getLogger(__name__)
@@ -38,9 +39,8 @@ REDIS_BACKOFF_CAP_S = 2.0
 REDIS_OUTAGE_SECONDS = 60
 REDIS_RETRIES = int(REDIS_OUTAGE_SECONDS / REDIS_BACKOFF_CAP_S)
 # Long enough for a first run over years of history; a run cut short by it has still
-# committed the buckets it folded, and the rest waits for the next day. Keep it at most
-# compaction_stale_run_seconds (1 h by default): a run RUNNING for longer is taken for
-# dead and marked interrupted, which only holds if arq never lets a job live that long.
+# committed (and counted) the buckets it folded, and the rest waits for the next day.
+# A run is taken for dead by its heartbeat or its gone process, never by its age.
 JOB_TIMEOUT = timedelta(hours=1)
 # arq refuses an id while the job or its result exists: keeping the result past the end
 # of the day is what makes a second fan-out on the same day enqueue nothing.
@@ -77,7 +77,7 @@ async def fan_out(ctx: Ctx, *, now: datetime | None = None) -> int:
     """Enqueue today's compaction job of every active tenant; returns how many were new."""
     day = (now or datetime.now(UTC)).astimezone(UTC).date()
     redis: ArqRedis = ctx["redis"]
-    tenant_ids = await deps.active_tenant_ids(ctx["container"])
+    tenant_ids = await compaction.active_tenant_ids(ctx["container"].control)
     enqueued = 0
     for tenant_id in tenant_ids:
         job = await redis.enqueue_job(
@@ -96,7 +96,9 @@ async def fan_out(ctx: Ctx, *, now: datetime | None = None) -> int:
 
 async def compact_tenant_job(ctx: Ctx, tenant_id: str, day: str) -> dict[str, Any]:
     """One tenant's daily compaction run; the result arq keeps is a small summary."""
-    run = await deps.compact_tenant(ctx["container"], tenant_id, trigger="cron", http=ctx["http"])
+    run = await compaction.compact_tenant(
+        ctx["container"], tenant_id, trigger="cron", http=ctx["http"]
+    )
     summary = run_summary(run)
     log.info(
         "compaction %s of tenant %s for %s (try %s): %s",

@@ -1,6 +1,6 @@
 """The app under benchmark: the real `create_app()` plus a plain Starlette JSON endpoint.
 
-Bench-only (never imported by app/). `bench/http_bench.py` serves it with uvicorn exactly as
+Bench-only (never imported by app/). `python -m bench` serves it with uvicorn exactly as
 `jet-memory serve` serves `app.main:create_app` (one process, uvicorn's default loop and
 HTTP parser, the same log level), so the plain route is a baseline measured in the same
 process, on the same event loop, in the same run:

@@ -1,4 +1,4 @@
-"""Shared pieces of the HTTP benchmarks (bench/http_bench.py): the server process, wrk,
+"""Shared pieces of the HTTP benchmarks (python -m bench): the server process, wrk,
 the Python load generator, tenants, statistics and the results table.
 
 The server is the real app (bench/benchapp.py wraps `app.edge.app.create_app`) under
@@ -173,7 +173,11 @@ def _dotted(obj: Any) -> str:
 
 @dataclass
 class Server:
-    """uvicorn serving bench/benchapp.py: one process on 127.0.0.1, stopped by its PID."""
+    """uvicorn serving bench/benchapp.py: one process on 127.0.0.1, stopped by its PID.
+
+    With `tree`, `jet-memory serve` of that source tree instead (`python -m app.cli serve`
+    with PYTHONPATH=tree, so its `app` package is imported before the editable install's):
+    how bench/ab.py serves two versions of the code from one venv."""
 
     data_dir: Path
     log_path: Path
@@ -181,6 +185,7 @@ class Server:
     access_log: bool = True
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
+    tree: Path | None = None
 
     @property
     def url(self) -> str:
@@ -194,38 +199,10 @@ class Server:
     def start(self) -> "Server":
         self.port = free_port()
         env = {**os.environ, "JET_DATA_DIR": str(self.data_dir), **self.env}
-        # The same uvicorn settings as `jet-memory serve` (app/cli.py): uvicorn's default
-        # loop (uvloop when installed) and HTTP parser, log level info, no proxy headers,
-        # no server header, and the same logging (app/logs.py's text format, whose access
-        # lines cost differently from uvicorn's own default formatter).
-        log_config = self.log_path.parent / "log-config.json"
-        log_config.parent.mkdir(parents=True, exist_ok=True)
-        log_config.write_text(json.dumps(logs.config("info", "text"), default=_dotted))
-        cmd = [
-            PYTHON,
-            "-m",
-            "uvicorn",
-            "--app-dir",
-            str(BENCH),
-            "--factory",
-            "benchapp:factory",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--workers",
-            "1",
-            "--log-level",
-            "info",
-            "--no-proxy-headers",
-            "--no-server-header",
-            "--log-config",
-            str(log_config),
-            "--http",
-            _http_protocol(),
-        ]
-        if not self.access_log:
-            cmd.append("--no-access-log")
+        if self.tree is not None:
+            paths = [str(self.tree), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+            env["PYTHONPATH"] = os.pathsep.join(paths)
+        cmd = self._tree_command() if self.tree is not None else self._bench_command()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         # cwd: the data dir's parent, so no stray .env in the repository changes settings.
@@ -245,6 +222,45 @@ class Server:
                 time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"server did not start; see {self.log_path}")
+
+    def _tree_command(self) -> list[str]:
+        serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        return [PYTHON, *serve]
+
+    def _bench_command(self) -> list[str]:
+        # The same uvicorn settings as `jet-memory serve` (app/cli.py): uvicorn's default
+        # loop (uvloop when installed) and HTTP parser, log level info, no proxy headers,
+        # no server header, and the same logging (app/logs.py's text format, whose access
+        # lines cost differently from uvicorn's own default formatter).
+        log_config = self.log_path.parent / "log-config.json"
+        log_config.parent.mkdir(parents=True, exist_ok=True)
+        log_config.write_text(json.dumps(logs.config("info", "text"), default=_dotted))
+        cmd = [
+            PYTHON,
+            "-m",
+            "uvicorn",
+            "--app-dir",
+            str(ROOT),
+            "--factory",
+            "bench.benchapp:factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--workers",
+            "1",
+            "--log-level",
+            "info",
+            "--no-proxy-headers",
+            "--no-server-header",
+            "--log-config",
+            str(log_config),
+            "--http",
+            _http_protocol(),
+        ]
+        if not self.access_log:
+            cmd.append("--no-access-log")
+        return cmd
 
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:

@@ -1,4 +1,4 @@
-"""A Python load generator (asyncio + aiohttp), run in its own process by bench/http_bench.py
+"""A Python load generator (asyncio + aiohttp), run in its own process by the HTTP benchmarks
 for workloads wrk cannot express: per-request tags (common vs rare terms), a distinct
 API key per request (10,000 tenants), the server's own timing header, and sampling the
 server's open files while it runs.
@@ -8,7 +8,7 @@ is taken from the server under test: aiohttp (its HTTP parser is C) and orjson i
 httpx and json cut its CPU from ~1.9 to 0.3-0.6 ms per request on the event pages (measured
 2026-11-30 with `--only events`; every phase prints it as "client CPU").
 
-Usage: .venv/bin/python bench/http_load.py SPEC.json OUT.json
+Usage: .venv/bin/python -m bench.http_load SPEC.json OUT.json
 
 SPEC: {"base_url", "concurrency", "order": "cycle" | "once", "duration" (cycle),
        "warmup" (seconds, cycle; not recorded), "check": "graphql" | "status",

@@ -1,7 +1,7 @@
 """Summarise a py-spy profile recorded with `--format raw` (collapsed stacks, one line per
 stack: `frame;frame;... count`): where the server's CPU samples go.
 
-Usage: .venv/bin/python bench/profile_summary.py PROFILE.txt [--top 25]
+Usage: .venv/bin/python -m bench.profile_summary PROFILE.txt [--top 25]
 
 Prints samples per thread, the top functions by self time and by inclusive time, and the
 share of a few layers (uvicorn/HTTP, Starlette, Strawberry, graphql-core, pydantic,

@@ -1,7 +1,7 @@
 """Soak: mixed concurrent load on a real `jet-memory serve`, then zero lost, zero duplicated.
 
-    .venv/bin/python bench/soak.py                 # 60 s, 3 tenants, 16 concurrent clients
-    .venv/bin/python bench/soak.py --seconds 10 --json out.json
+    .venv/bin/python -m bench.soak                 # 60 s, 3 tenants, 16 concurrent clients
+    .venv/bin/python -m bench.soak --seconds 10 --json out.json
 
 Starts one `jet-memory serve` (one uvicorn process) on 127.0.0.1 and a throwaway data dir
 with N tenants (made by `jet-memory tenants create`), and drives it from this process (a

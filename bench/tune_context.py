@@ -1,6 +1,6 @@
 """Grid-search the memoryContext ranking weights on the labelled set; prints the best.
 
-Usage: .venv/bin/python bench/tune_context.py [--fixture tests/fixtures/context_labelled.json]
+Usage: .venv/bin/python -m bench.tune_context [--fixture tests/fixtures/context_labelled.json]
 The chosen weights go into app/services/context.py (WEIGHTS) and docs/context.md by hand.
 """
 

@@ -1,7 +1,7 @@
 """Shared fixtures: a Container on a temp data dir, tenants with keys, an HTTP client.
 
 `--backend postgresql` (or JET_TEST_BACKEND=postgresql) runs the same tests on PostgreSQL:
-one server for the session (tests/postgres_server.py starts it, or JET_TEST_POSTGRES_URL
+one server for the session (tests/support/postgres_server.py starts it, or JET_TEST_POSTGRES_URL
 names one), a fresh database per test. `make test` runs the storage, service and API
 tests on both backends. Tests marked `sqlite_only` (file modes, SQLite query plans, disk
 faults of a SQLite file) are skipped there; those marked `postgres_only` run only there.
@@ -93,7 +93,7 @@ def postgres_server(backend: str) -> Iterator[str | None]:
     if backend != "postgresql":
         yield None
         return
-    from postgres_server import PostgresServer, find_bin_dir
+    from tests.support.postgres_server import PostgresServer, find_bin_dir
 
     if find_bin_dir() is None and not os.environ.get("JET_TEST_POSTGRES_URL"):
         pytest.fail("--backend postgresql: no PostgreSQL binaries (run `make postgres`)")
@@ -107,7 +107,7 @@ async def database_url(postgres_server: str | None) -> AsyncIterator[str | None]
     if postgres_server is None:
         yield None
         return
-    from postgres_server import create_database, drop_database
+    from tests.support.postgres_server import create_database, drop_database
 
     name = f"jet_test_{uuid.uuid4().hex[:16]}"
     url = await create_database(postgres_server, name)

@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML: via schemathesis (dev)
-from servers import free_port
 from sqlalchemy.engine import make_url
 
 from app.config import Settings
+from tests.support.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"

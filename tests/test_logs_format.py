@@ -6,10 +6,10 @@ import logging
 import logging.config
 
 import pytest
-from conftest import ACCESS, record_at
 from pythonjsonlogger.json import JsonFormatter
 
 from app import logs
+from tests.conftest import ACCESS, record_at
 
 # Within one second, across a second's end, back in time (a clock step), far apart.
 TIMES = [1_700_000_000.0, 1_700_000_000.25, 1_700_000_000.999, 1_700_000_001.0005,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from servers import free_port, serving
+
+from tests.support.servers import free_port, serving
 
 JET = Path(sys.executable).parent / "jet-memory"
 STARTUP_SECONDS = 20.0

@@ -5,17 +5,19 @@ It never logs, and no error or repr it builds carries the api key or the prompt.
 Errors:
 
     GatewayError                 base; str(exc) is safe to record on a compactor run
-     ├── GatewayUnavailable      every model exhausted: timeouts, connection errors,
-     │                           408/429/5xx after max_retries (a later run may succeed)
+     ├── GatewayUnavailable      every model exhausted: timeouts (an attempt past its
+     │                           deadline), connection errors, 408/429/5xx after
+     │                           max_retries (a later run may succeed)
      ├── GatewayRejected         a 4xx other than 408/429 (bad key, bad request): not
      │                           retried; 404 alone moves on to the next model
      └── GatewayBadAnswer        200 but a body that cannot be decoded (bad content-encoding),
-                                 not JSON, not the chat-completions shape, or empty
-                                 content: not retried (tokens were spent)
+                                 over max_answer_bytes, not JSON, not the chat-completions
+                                 shape, or empty content: not retried (tokens were spent)
 """
 
 import asyncio
 import email.utils
+import json
 import math
 import random
 import re
@@ -60,7 +62,9 @@ class GatewayConfig:
 
     `base_url` is everything before `/chat/completions`, with or without `/v1` as that
     gateway needs (e.g. "https://gw.example/v1"). `models` is the routing list: the first
-    model, then its fallbacks in order. Each model gets 1 + `max_retries` attempts.
+    model, then its fallbacks in order. Each model gets 1 + `max_retries` attempts; one
+    attempt, from connecting to the answer's last byte, gets `timeout_s` in all, and an
+    answer over `max_answer_bytes` (decoded) is refused as it streams in.
     """
 
     base_url: str
@@ -70,6 +74,7 @@ class GatewayConfig:
     max_retries: int = 3
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
+    max_answer_bytes: int = 1 << 20
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -80,6 +85,8 @@ class GatewayConfig:
             raise ValueError("gateway timeout_s must be > 0 and max_retries >= 0")
         if self.backoff_base_s < 0 or self.backoff_max_s < 0:
             raise ValueError("gateway backoff times must be >= 0")
+        if self.max_answer_bytes < 1:
+            raise ValueError("gateway max_answer_bytes must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,10 @@ def estimate_messages_tokens(messages: list[dict[str, str]]) -> int:
 
 _SAFE_CODE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _RETRY_STATUSES = frozenset({408, 429})
+
+
+class _OverCap(Exception):
+    """The answer passed max_answer_bytes while it was read."""
 
 
 class _Retryable(Exception):
@@ -189,6 +200,20 @@ class Gateway:
     async def _attempt(
         self, model: str, messages: list[dict[str, str]], max_tokens: int, temperature: float
     ) -> Completion:
+        # httpx's timeout applies to each read: a gateway sending a byte now and then would
+        # hold the attempt for ever. The deadline covers the whole exchange.
+        deadline = asyncio.timeout(self.config.timeout_s)
+        try:
+            async with deadline:
+                return await self._exchange(model, messages, max_tokens, temperature)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise _Retryable(f"timed out after {self.config.timeout_s:g}s") from None
+
+    async def _exchange(
+        self, model: str, messages: list[dict[str, str]], max_tokens: int, temperature: float
+    ) -> Completion:
         headers = {"Accept": "application/json"}
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
@@ -211,20 +236,29 @@ class Gateway:
             # The exception text can echo the URL, never the key or body; keep the type only.
             raise _Retryable(f"connection error ({type(exc).__name__})") from None
         status = response.status_code
-        readable = True
+        answered = 200 <= status < 300
         try:
-            await response.aread()
+            body = await self._read(response, model)
         except httpx.TimeoutException:
             raise _Retryable(f"timed out after {self.config.timeout_s:g}s") from None
         except httpx.DecodingError:
-            if 200 <= status < 300:  # answered, so the tokens were spent: not retried
+            if answered:  # answered, so the tokens were spent: not retried
                 raise GatewayBadAnswer(
                     f"model {model!r} gave an unusable answer: "
                     "its body could not be decoded (content-encoding)",
                     model=model,
                     status=status,
                 ) from None
-            readable = False
+            body = None
+        except _OverCap:
+            if answered:
+                raise GatewayBadAnswer(
+                    f"model {model!r} gave an unusable answer: over "
+                    f"{self.config.max_answer_bytes:,} bytes (gateway_max_answer_bytes)",
+                    model=model,
+                    status=status,
+                ) from None
+            body = None  # an error page too big to read: its status says enough
         except httpx.RequestError as exc:
             raise _Retryable(f"connection error ({type(exc).__name__})") from None
         finally:
@@ -233,14 +267,32 @@ class Gateway:
             raise _Retryable(
                 f"HTTP {status}", status=status, wait=self._retry_after(response.headers)
             )
-        if not 200 <= status < 300:
-            code = _error_code(response) if readable else ""
+        if not answered:
+            code = "" if body is None else _error_code(body)
             raise GatewayRejected(
                 f"model {model!r} was rejected: HTTP {status}{code}",
                 model=model,
                 status=status,
             )
-        return _parse_completion(response, model, messages)
+        assert body is not None  # an unreadable 2xx body was refused above
+        return _parse_completion(body, model, messages)
+
+    async def _read(self, response: httpx.Response, model: str) -> bytes:
+        """The decoded body, refused (_OverCap) as soon as it passes max_answer_bytes."""
+        cap = self.config.max_answer_bytes
+        declared = response.headers.get("content-length", "")
+        if (
+            declared.isdigit()
+            and int(declared) > cap
+            and "content-encoding" not in response.headers
+        ):
+            raise _OverCap
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > cap:
+                raise _OverCap
+        return bytes(body)
 
     def _retry_after(self, headers: httpx.Headers) -> float | None:
         value = headers.get("retry-after", "").strip()
@@ -258,10 +310,10 @@ class Gateway:
         return min(max(seconds, 0.0), self.config.backoff_max_s)
 
 
-def _error_code(response: httpx.Response) -> str:
+def _error_code(body: bytes) -> str:
     """The OpenAI error code/type only: error messages may quote a masked key or input."""
     try:
-        error = response.json().get("error")
+        error = json.loads(body).get("error")
     except (ValueError, AttributeError):
         return ""
     if not isinstance(error, dict):
@@ -273,15 +325,13 @@ def _error_code(response: httpx.Response) -> str:
     return ""
 
 
-def _parse_completion(
-    response: httpx.Response, model: str, messages: list[dict[str, str]]
-) -> Completion:
+def _parse_completion(body: bytes, model: str, messages: list[dict[str, str]]) -> Completion:
     def bad(reason: str) -> GatewayBadAnswer:
         return GatewayBadAnswer(f"model {model!r} gave an unusable answer: {reason}", model=model)
 
     try:
-        data = response.json()
-    except ValueError:
+        data = json.loads(body)
+    except ValueError:  # UnicodeDecodeError included
         raise bad("body is not JSON") from None
     try:
         choice = data["choices"][0]

@@ -1,26 +1,21 @@
 """The compactor's two summarisers: the tenant's LLM gateway, and the built-in extractive one.
 
-Both implement app.services.compaction.Summariser. Neither stores anything; an answer
+Both implement app.adapters.summary.Summariser. Neither stores anything; an answer
 that cannot become an entry raises SummaryFailed, so it is never stored.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.adapters.extractive import BUILTIN_SUMMARISER_NAME, summarise_extractive
 from app.adapters.gateway import (
     Gateway,
     GatewayBadAnswer,
     GatewayError,
     estimate_messages_tokens,
 )
-from app.adapters.summariser import (
-    BUILTIN_SUMMARISER_NAME,
-    EventText,
-    build_compaction_messages,
-    parse_llm_summary,
-    summarise_extractive,
-)
-from app.services.compaction import SummaryFailed, SummaryResult
+from app.adapters.prompt import build_compaction_messages, parse_llm_summary
+from app.adapters.summary import EventText, SummaryFailed, SummaryResult
 
 CHARS_PER_TOKEN = 4  # the estimators' own ratio (app.adapters.gateway.estimate_tokens)
 

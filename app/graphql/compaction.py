@@ -1,4 +1,4 @@
-"""GraphQL `compactionRuns` and `runCompaction`: the compactor's runs (app/services/compaction.py).
+"""GraphQL `compactionRuns` and `runCompaction`: the compactor's runs (app/services/compaction/).
 
 CompactionQuery and CompactionMutation are merged into the schema's Query and Mutation.
 """
@@ -8,7 +8,6 @@ from datetime import datetime
 import strawberry
 from strawberry.types import Info
 
-from app import deps
 from app.errors import BudgetExceeded, JetError
 from app.graphql.context import Context
 from app.graphql.errors import QueryError
@@ -133,7 +132,7 @@ async def resolve_run_compaction(
     ctx = info.context
     dry_run = bool(input and input.dry_run)
     try:
-        run = await deps.compact_tenant(
+        run = await compaction.compact_tenant(
             ctx.container, ctx.db.tenant_id, trigger=RunTrigger.API, dry_run=dry_run
         )
     except JetError as exc:

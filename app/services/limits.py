@@ -1,4 +1,4 @@
-"""The documented limits: part of the API contract (README "Limits"), enforced by services."""
+"""The documented limits: part of the API contract (docs/limits.md), enforced by services."""
 
 EVENT_BODY_MAX_BYTES = 65_536
 ENTRY_SUMMARY_MAX_BYTES = 32_768

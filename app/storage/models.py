@@ -175,6 +175,10 @@ class CompactionRun(TenantModel, table=True):
     problems: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     entries_created: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     summariser: str = Field(max_length=2200)  # the model(s) that answered, or builtin-extractive-v1
+    # Who runs it, refreshed while it runs: lets the next run tell a dead run from a slow one.
+    owner_host: str | None = Field(default=None, max_length=255)
+    owner_pid: int | None = None
+    heartbeat_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class LlmCall(TenantModel, table=True):

@@ -1,5 +1,6 @@
 """The gateway client against a real HTTP/1.1 server on 127.0.0.1, scripted per test."""
 
+import json
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -20,7 +21,7 @@ from app.adapters.gateway import (
     estimate_messages_tokens,
     estimate_tokens,
 )
-from tests.gateway_stub import FakeGateway, Reply, Sleeps, ok
+from tests.support.gateway_stub import FakeGateway, Reply, Sleeps, ok
 
 KEY = "sk-test-SECRETKEY0123456789"
 PROMPT = [
@@ -150,6 +151,67 @@ async def test_stall_past_timeout_is_retried_then_unavailable(
     assert 0.5 < time.monotonic() - started < 3
     assert len(fake.received) == 2 and len(sleeps.calls) == 1
     assert_safe(info.value)
+
+
+async def test_a_trickled_answer_is_cut_at_the_attempt_deadline(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    # A byte every 0.2 s never trips httpx's per-read timeout (1 s); the attempt's deadline
+    # does, though the whole answer would take over a minute.
+    fake.script = [Reply(body=ok().body, trickle=0.2), Reply(body=ok().body, trickle=0.2)]
+    sleeps = Sleeps()
+    gw = gateway(fake, http, sleeps, models=("model-a",), timeout_s=1.0, max_retries=1)
+    started = time.monotonic()
+    with pytest.raises(GatewayUnavailable, match="timed out after 1s") as info:
+        await gw.complete(PROMPT, max_tokens=10)
+    assert 1.9 < time.monotonic() - started < 4
+    assert len(fake.received) == 2 and len(sleeps.calls) == 1
+    assert_safe(info.value)
+
+
+def huge(status: int = 200, *, length: bool) -> Reply:
+    """An answer twice the default cap, with or without a Content-Length to go by."""
+    text = "Acme: Q1\n\n" + "x" * (2 << 20)
+    return Reply(status=status, body=ok(text).body, length=length)
+
+
+@pytest.mark.parametrize("length", [True, False], ids=["declared", "streamed"])
+async def test_an_answer_over_the_cap_is_a_bad_answer_not_retried(
+    fake: FakeGateway, http: httpx.AsyncClient, length: bool
+) -> None:
+    fake.script = [huge(length=length), ok()]
+    sleeps = Sleeps()
+    with pytest.raises(GatewayBadAnswer, match=r"over 1,048,576 bytes") as info:
+        await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert len(fake.received) == 1 and sleeps.calls == []  # an answer: the tokens were spent
+    assert info.value.model == "model-a" and info.value.status == 200
+    assert_safe(info.value)
+
+
+async def test_the_cap_is_a_setting_and_an_answer_at_it_is_read(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    answer = ok("Acme: Q1\n\n- Renewal approved.")
+    size = len(json.dumps(answer.body).encode())
+    fake.script = [Reply(body=answer.body, length=False)]
+    result = await gateway(fake, http, Sleeps(), max_answer_bytes=size).complete(
+        PROMPT, max_tokens=10
+    )
+    assert result.text.startswith("Acme")
+    fake.script = [Reply(body=answer.body, length=False)]
+    with pytest.raises(GatewayBadAnswer, match=f"over {size - 1:,} bytes"):
+        await gateway(fake, http, Sleeps(), max_answer_bytes=size - 1).complete(
+            PROMPT, max_tokens=10
+        )
+
+
+async def test_an_error_page_over_the_cap_is_judged_by_its_status(
+    fake: FakeGateway, http: httpx.AsyncClient
+) -> None:
+    fake.script = [huge(502, length=False), ok()]
+    sleeps = Sleeps()
+    result = await gateway(fake, http, sleeps).complete(PROMPT, max_tokens=10)
+    assert result.model == "model-a" and len(fake.received) == 2 and len(sleeps.calls) == 1
 
 
 async def test_connection_refused_is_unavailable(http: httpx.AsyncClient) -> None:
@@ -291,6 +353,7 @@ def test_repr_never_shows_the_key() -> None:
         {"models": ("",)},
         {"timeout_s": 0},
         {"max_retries": -1},
+        {"max_answer_bytes": 0},
     ],
 )
 def test_config_is_validated(kwargs: dict[str, object]) -> None:

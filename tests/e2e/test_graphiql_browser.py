@@ -14,7 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from servers import free_port, serving
+
+from tests.support.servers import free_port, serving
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -15,11 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
-from servers import free_port, serving
 
 from app.config import Settings
 from app.deps import build
 from app.services import tenants
+from tests.support.servers import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = ROOT / "examples" / "call_summary_skill.py"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_serve_process import cli, env, running_server  # noqa: F401 - env is a fixture
+
+from tests.test_serve_process import cli, env, running_server  # noqa: F401 - env is a fixture
 
 pytestmark = pytest.mark.slow
 

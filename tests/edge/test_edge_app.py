@@ -6,13 +6,13 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from conftest import sample
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app.edge.app import Edge
+from tests.conftest import sample
 
 
 class Named:

@@ -15,13 +15,14 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from app import logs, metrics
 from app.config import Settings
-from app.deps import Container, build, compact_tenant
+from app.deps import Container, build
 from app.edge.app import create_app
 from app.edge.observe import operation_type
 from app.edge.ratelimit import RateLimiter
 from app.services import policies
+from app.services.compaction import compact_tenant
 from tests.conftest import TenantFixture, make_tenant, sample
-from tests.gateway_stub import FakeGateway, summary_of
+from tests.support.gateway_stub import FakeGateway, summary_of
 
 APPEND = """mutation Append($input: AppendMemoryEventInput!) {
   appendMemoryEvent(input: $input) { replayed event { id } errors { code } } }"""

@@ -5,7 +5,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TenantFixture
 from starlette.requests import Request
 from strawberry.asgi import GraphQL
 
@@ -13,6 +12,7 @@ from app.deps import Container
 from app.edge.graphql_view import JSON, GraphQLView, wants_graphql_response
 from app.graphql.schema import schema
 from app.services import limits
+from tests.conftest import TenantFixture
 
 GQL_RESPONSE = "application/graphql-response+json"
 ACCEPT_NEW = {"Accept": f"{GQL_RESPONSE}, application/json;q=0.9"}

@@ -11,12 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TenantFixture
 
 from app.deps import Container
 from app.services import entries as entries_service
 from app.services import events as events_service
 from app.services import tenants
+from tests.conftest import TenantFixture
 
 EVENT_FIELDS = "id scope scopeRef kind body source sourceRef occurredAt recordedAt compressedAt"
 ENTRY_FIELDS = "id scope scopeRef title summary tags importance source version createdAt updatedAt"

@@ -4,11 +4,11 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from conftest import make_tenant
 
 from app.config import Settings
 from app.deps import build
 from app.edge.app import create_app
+from tests.conftest import make_tenant
 
 
 @pytest.fixture

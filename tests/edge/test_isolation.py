@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TenantFixture, make_tenant
 from sqlalchemy import insert, update
 
 from app.config import Settings
@@ -29,6 +28,7 @@ from app.services.records import EntryIn, EntrySource, Scope
 from app.storage.engine import write_transaction
 from app.storage.models import entry_sources_table, events_table
 from app.storage.types import utcnow
+from tests.conftest import TenantFixture, make_tenant
 
 EVENT_FIELDS = """id scope scopeRef kind body source sourceRef occurredAt recordedAt
     compressedAt compressedInto { id title summary version }"""

@@ -10,9 +10,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import record_at
 
 from app import logs
+from tests.conftest import record_at
 
 TIMES = [1_700_000_000.0, 1_700_000_000.25, 1_700_000_000.999]
 

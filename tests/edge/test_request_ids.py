@@ -5,7 +5,6 @@ import re
 
 import httpx
 import pytest
-from conftest import TenantFixture, make_tenant, sample
 from starlette.types import Message, Receive, Scope, Send
 
 from app.deps import Container
@@ -13,6 +12,7 @@ from app.edge.app import create_app
 from app.logs import request_id_var
 from app.services import entries
 from app.storage.tenants import TenantDatabases
+from tests.conftest import TenantFixture, make_tenant, sample
 
 QUERY = {"query": "{ memoryEvents { edges { cursor } } }"}
 

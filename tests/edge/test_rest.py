@@ -9,12 +9,12 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from conftest import TenantFixture, make_tenant
 
 from app.deps import Container
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.openapi import openapi_document
 from app.services import cursors, limits
+from tests.conftest import TenantFixture, make_tenant
 
 EVENT = {"scope": "entity", "scopeRef": "ent_acme", "kind": "call_summary", "body": "Acme call."}
 ENTRY = {

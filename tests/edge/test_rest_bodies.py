@@ -9,7 +9,6 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from conftest import TenantFixture
 from sqlalchemy import update
 
 from app.deps import Container
@@ -18,6 +17,7 @@ from app.services import entries, events
 from app.services.records import EntryIn, Event, EventFilter, EventIn, Scope
 from app.storage.engine import write_transaction
 from app.storage.models import events_table as ev_t
+from tests.conftest import TenantFixture
 
 AT = datetime(2026, 3, 4, 5, 6, 7, 89, tzinfo=UTC)
 BASE = Event(

@@ -1,9 +1,9 @@
 """GET /memory/context: the context loader over REST agrees with GraphQL memoryContext."""
 
 import httpx
-from conftest import TenantFixture, make_tenant
 
 from app.deps import Container
+from tests.conftest import TenantFixture, make_tenant
 
 GQL = """query($scopeRef: String, $query: String, $max: Int) {
   memoryContext(scope: ENTITY, scopeRef: $scopeRef, query: $query, maxTokens: $max) {

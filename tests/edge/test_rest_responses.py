@@ -6,11 +6,11 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TenantFixture
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from app.edge import rest
+from tests.conftest import TenantFixture
 
 CONTENTS: list[Any] = [{"a": 1, "é": "ü", "n": None}, [], "x", 0, None, {"items": [1.5, True]}]
 

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from conftest import TenantFixture, sample
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
@@ -27,6 +26,7 @@ from app.edge.limits import MAX_BODY_BYTES
 from app.edge.responses import StatusNoted
 from app.logs import request_id_var, tenant_id_var
 from app.services import tenants
+from tests.conftest import TenantFixture, sample
 
 LIMIT = MAX_BODY_BYTES
 JSON = [(b"content-type", b"application/json")]

@@ -3,11 +3,11 @@
 from pathlib import Path
 
 import httpx
-from conftest import make_tenant
 
 from app.config import Settings
 from app.deps import build
 from app.edge.app import create_app
+from tests.conftest import make_tenant
 
 
 async def test_missing_assets_disable_only_graphiql(tmp_path: Path) -> None:

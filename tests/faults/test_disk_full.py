@@ -19,10 +19,10 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TenantFixture, make_tenant
 from sqlalchemy import event
 
 from app.deps import Container
+from tests.conftest import TenantFixture, make_tenant
 
 Filler = Callable[[], Coroutine[Any, Any, None]]
 BODY_BYTES = 60_000  # under the 64 KiB event body limit

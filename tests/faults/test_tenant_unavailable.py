@@ -15,10 +15,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import TenantFixture, make_tenant
 
 from app.config import Settings
 from app.deps import Container
+from tests.conftest import TenantFixture, make_tenant
 
 APPEND = """mutation($k: String) { appendMemoryEvent(input: {scope: ENTITY, scopeRef: "ent_a",
   kind: "note", body: "hello", idempotencyKey: $k}) { event { id } replayed errors { code } } }"""

@@ -5,7 +5,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TenantFixture
 from sqlalchemy import update
 
 from app.deps import Container
@@ -18,6 +17,7 @@ from app.services.tokens import estimate_tokens
 from app.storage.engine import write_transaction
 from app.storage.models import events_table
 from app.storage.tenants import TenantDb
+from tests.conftest import TenantFixture
 
 CONTEXT = """
 query($scope: MemoryScope!, $scopeRef: String, $query: String, $maxTokens: Int,

@@ -46,17 +46,17 @@ import httpx
 import pytest
 from arq.connections import ArqRedis, create_pool
 from arq.jobs import Job
-from postgres_server import (
+
+from app.worker import redis_settings_for
+from tests.support.postgres_server import (
     PostgresServer,
     asyncpg_dsn,
     create_database,
     drop_database,
     find_bin_dir,
 )
-from servers import free_port
-from servers import stop as stop_process
-
-from app.worker import redis_settings_for
+from tests.support.servers import free_port
+from tests.support.servers import stop as stop_process
 
 pytestmark = pytest.mark.slow
 

@@ -2,6 +2,8 @@
 
 import asyncio
 import re
+import socket
+import sys
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -13,11 +15,12 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from app.adapters.dlp import DlpMode
+from app.adapters.extractive import BUILTIN_SUMMARISER_NAME
 from app.adapters.gateway import Gateway, GatewayConfig, estimate_messages_tokens
-from app.adapters.summariser import BUILTIN_SUMMARISER_NAME, EventText
 from app.adapters.summarisers import BuiltinSummariser, GatewaySummariser
+from app.adapters.summary import EventText
 from app.config import Settings
-from app.deps import Container, compact_tenant
+from app.deps import Container
 from app.errors import InvalidInput, NotFound
 from app.services import budget, compaction, cursors, entries, events, limits, policies
 from app.services.compaction import (
@@ -25,6 +28,7 @@ from app.services.compaction import (
     RunStatus,
     Summariser,
     SummaryResult,
+    compact_tenant,
 )
 from app.services.policies import TenantPolicy
 from app.services.records import Entry, EntrySource, EventFilter, EventIn, Scope
@@ -34,7 +38,7 @@ from app.storage.models import entries_table as en_t
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases, TenantDb
 from tests.conftest import TenantFixture
-from tests.gateway_stub import FakeGateway, Reply, Sleeps, ok, summary_of
+from tests.support.gateway_stub import FakeGateway, Reply, Sleeps, ok, summary_of
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 CUTOFF = NOW - timedelta(days=90)
@@ -695,30 +699,95 @@ async def test_two_runs_at_once_never_fold_an_event_twice(
 # ------------------------------------------------------------------- run records
 
 
-async def test_a_stale_running_run_is_marked_interrupted(db: TenantDb, settings: Settings) -> None:
+async def insert_running(db: TenantDb, run_id: str, *, started: timedelta, **values: Any) -> None:
+    """A RUNNING run row as a worker writes it at its start (or as one from before 0006)."""
     async with write_transaction(db.engine) as conn:
-        for run_id, age in (("run_stale", timedelta(hours=2)), ("run_young", timedelta(minutes=5))):
-            await conn.execute(
-                insert(compaction_runs_table).values(
-                    id=run_id,
-                    status="running",
-                    trigger="cron",
-                    dry_run=False,
-                    started_at=NOW - age,
-                    cutoff=NOW - age - timedelta(days=90),
-                    problems=[],
-                    entries_created=[],
-                    summariser="model-a",
-                )  # fmt: skip
-            )
-    await run(db, BuiltinSummariser(), settings)
-    stale, young = (
-        await compaction.get_run(db, "run_stale"),
-        await compaction.get_run(db, "run_young"),
+        await conn.execute(
+            insert(compaction_runs_table).values(
+                id=run_id,
+                status="running",
+                trigger="cron",
+                dry_run=False,
+                started_at=NOW - started,
+                cutoff=NOW - started - timedelta(days=90),
+                problems=[],
+                entries_created=[],
+                summariser="model-a",
+                **values,
+            )  # fmt: skip
+        )
+
+
+async def test_a_dead_running_run_is_marked_interrupted(db: TenantDb, settings: Settings) -> None:
+    here = socket.gethostname()
+    exited = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+    await exited.wait()  # reaped: its pid names no process any more
+    alive = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import time; time.sleep(60)"
     )
-    assert stale is not None and stale.status is RunStatus.FAILED
-    assert stale.problems == [compaction.INTERRUPTED] and stale.finished_at == NOW
-    assert young is not None and young.status is RunStatus.RUNNING
+    window = timedelta(seconds=settings.compaction_stale_run_seconds)
+    try:
+        # From before migration 0006: no owner, no heartbeat; judged by started_at.
+        await insert_running(db, "run_legacy_old", started=window * 2)
+        await insert_running(db, "run_legacy_young", started=window / 2)
+        # Another host's runs: only the heartbeat tells.
+        elsewhere = {"owner_host": f"not-{here}", "owner_pid": exited.pid}
+        await insert_running(db, "run_away_silent", started=window * 3, **elsewhere,
+                             heartbeat_at=NOW - window - timedelta(seconds=1))  # fmt: skip
+        await insert_running(db, "run_away_beating", started=window * 30, **elsewhere,
+                             heartbeat_at=NOW - window / 2)  # fmt: skip
+        # This host's: a gone process is marked at once, however fresh its heartbeat.
+        await insert_running(db, "run_here_gone", started=timedelta(seconds=5), owner_host=here,
+                             owner_pid=exited.pid, heartbeat_at=NOW, buckets_considered=5,
+                             buckets_compacted=2, periods=3, events_compressed=9)  # fmt: skip
+        await insert_running(db, "run_here_alive", started=timedelta(seconds=5), owner_host=here,
+                             owner_pid=alive.pid, heartbeat_at=NOW)  # fmt: skip
+        await run(db, BuiltinSummariser(), settings)
+    finally:
+        alive.kill()
+        await alive.wait()
+    got = {r: await compaction.get_run(db, r) for r in (
+        "run_legacy_old", "run_legacy_young", "run_away_silent", "run_away_beating",
+        "run_here_gone", "run_here_alive",
+    )}  # fmt: skip
+    status = {r: (g.status if g else None) for r, g in got.items()}
+    assert status == {
+        "run_legacy_old": RunStatus.FAILED,
+        "run_legacy_young": RunStatus.RUNNING,
+        "run_away_silent": RunStatus.FAILED,
+        "run_away_beating": RunStatus.RUNNING,
+        "run_here_gone": RunStatus.FAILED,
+        "run_here_alive": RunStatus.RUNNING,
+    }
+    gone = got["run_here_gone"]
+    assert gone is not None and gone.problems == [compaction.INTERRUPTED]
+    assert gone.finished_at == NOW
+    # What it committed before it died stays counted.
+    assert (gone.buckets_compacted, gone.buckets_skipped, gone.periods) == (2, 3, 3)
+    assert gone.events_compressed == 9
+
+
+async def test_a_running_run_beats_its_heart(db: TenantDb, settings: Settings) -> None:
+    beats: list[datetime | None] = []
+
+    class Slow:
+        name = "slow"
+        remote = False
+
+        async def summarise(self, events: list[EventText], **kw: Any) -> SummaryResult:
+            async with read_transaction(db.engine) as conn:
+                beats.append(await conn.scalar(select(compaction_runs_table.c.heartbeat_at)))
+            await asyncio.sleep(0.3)
+            async with read_transaction(db.engine) as conn:
+                beats.append(await conn.scalar(select(compaction_runs_table.c.heartbeat_at)))
+            return await BuiltinSummariser().summarise(events, **kw)
+
+    await seed(db, "ent_acme", [300, 200, 100])
+    result = await run(db, Slow(), settings, compaction_stale_run_seconds=0.2)
+    assert result.status is RunStatus.SUCCEEDED
+    # Beats every 0.05 s: 0.3 s later the heartbeat has moved on.
+    first, second = beats
+    assert first is not None and second is not None and second > first
 
 
 class Exploding:
@@ -853,6 +922,30 @@ async def test_compact_tenant_without_a_client_makes_and_closes_its_own(
     )
     result = await compact_tenant(container, tenant.id, trigger="cli", now=NOW)
     assert result.status is RunStatus.SUCCEEDED and len(gw.received) == 1
+
+
+async def test_an_answer_over_the_settings_cap_is_recorded_and_leaves_the_bucket(
+    container: Container,
+    tenant: TenantFixture,
+    db: TenantDb,
+    gw: FakeGateway,
+    http: httpx.AsyncClient,
+) -> None:
+    ids = await seed(db, "ent_acme", [300, 200, 100])
+    await policies.configure_tenant(
+        container.control, tenant.id, gateway_url=gw.base_url, models=["m"]
+    )
+    capped = replace(container, settings=container.settings.model_copy(
+        update={"gateway_max_answer_bytes": 1024}
+    ))  # fmt: skip
+    gw.script = [ok("Acme: Q1\n\n" + "x" * 4096)]
+    result = await compact_tenant(capped, tenant.id, trigger="cli", now=NOW, http=http)
+    assert result.status is RunStatus.FAILED and result.buckets_compacted == 0
+    assert result.problems == [
+        "entity ent_acme: model 'm' gave an unusable answer: over 1,024 bytes "
+        "(gateway_max_answer_bytes)"
+    ]
+    assert await untouched(db, ids) and len(gw.received) == 1
 
 
 async def test_compact_tenant_refuses_an_unknown_tenant(container: Container) -> None:

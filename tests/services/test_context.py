@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_tenant
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select, update
@@ -23,6 +22,7 @@ from app.services.tokens import estimate_tokens
 from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import entries_table, events_table
 from app.storage.tenants import TenantDb
+from tests.conftest import make_tenant
 
 LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "context_labelled.json"
 MARKER = re.compile(r"… \[truncated: (\d+) more characters, see ((?:mem|evt)_\w+)\]")

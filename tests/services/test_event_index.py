@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TenantFixture, migrate_tenant
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
@@ -29,6 +28,7 @@ from app.services.records import EventFilter, EventIn, Scope
 from app.storage import event_log, fulltext
 from app.storage.engine import write_transaction
 from app.storage.tenants import TenantDb
+from tests.conftest import TenantFixture, migrate_tenant
 
 
 def ev(body: str, **kw: Any) -> EventIn:

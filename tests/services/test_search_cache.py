@@ -13,14 +13,13 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import TenantFixture, make_tenant, sample
 from pydantic import ValidationError
-from raw_sql import run_sql
 
 from app.config import Settings
-from app.deps import Container, build, compact_tenant
+from app.deps import Container, build
 from app.errors import NotFound
 from app.services import context, entries, events, search_cache
+from app.services.compaction import compact_tenant
 from app.services.records import (
     Entry,
     EntryFilter,
@@ -32,6 +31,8 @@ from app.services.records import (
     Scope,
 )
 from app.storage.tenants import TenantDb
+from tests.conftest import TenantFixture, make_tenant, sample
+from tests.support.raw_sql import run_sql
 
 WORDS = "budget roas campaign launch creative audience pacing invoice weekly report".split()
 SOURCES = [EntrySource.CHAT, EntrySource.CALL, EntrySource.EMAIL, EntrySource.MANUAL]

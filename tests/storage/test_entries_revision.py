@@ -3,8 +3,6 @@ the same transaction as any insert, update or delete of an entry, whoever writes
 that nothing else changes; the migration goes down and up again. On both backends."""
 
 import pytest
-from conftest import make_tenant, migrate_tenant
-from raw_sql import revision, run_sql
 from sqlalchemy import text
 
 from app.deps import Container
@@ -13,6 +11,8 @@ from app.services.records import EntryFilter, EntryIn, EntryPatch, EventIn, Scop
 from app.storage import migrate, postgres
 from app.storage.engine import write_transaction
 from app.storage.tenants import TenantDb
+from tests.conftest import make_tenant, migrate_tenant
+from tests.support.raw_sql import revision, run_sql
 
 ENTRY = EntryIn(Scope.ENTITY, "ent_acme", "ROAS decision", "Acme targets ROAS 4.0.")
 RAW_INSERT = (

@@ -17,9 +17,7 @@ import httpx
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from conftest import make_tenant
 from pydantic import ValidationError
-from servers import free_port
 from sqlalchemy import MetaData, func, select, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -34,6 +32,8 @@ from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import TenantModel
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases
+from tests.conftest import make_tenant
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.postgres_only
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
-from postgres_server import (
+
+from tests.support.postgres_server import (
     ENV_URL,
     PostgresServer,
     PostgresServerError,
@@ -21,7 +22,7 @@ from postgres_server import (
     find_bin_dir,
     temporary_database,
 )
-from servers import alive
+from tests.support.servers import alive
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
-from servers import alive, free_port
+
+from tests.support.servers import alive, free_port
 
 pytestmark = pytest.mark.slow
 

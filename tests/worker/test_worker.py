@@ -22,12 +22,14 @@ from arq.constants import in_progress_key_prefix
 from arq.worker import Worker, get_kwargs
 from sqlalchemy import text
 
+from app.adapters.summarisers import BuiltinSummariser
 from app.config import Settings
 from app.deps import Container
 from app.services import compaction
 from app.services import events as event_service
 from app.services import tenants as tenant_service
 from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger
+from app.services.policies import TenantPolicy
 from app.services.records import EventIn, Scope
 from app.storage.engine import read_transaction
 from app.storage.types import utcnow
@@ -300,11 +302,12 @@ async def test_two_workers_at_once_fold_every_event_exactly_once(
 class StallingGateway:
     """An OpenAI-compatible chat-completions server on 127.0.0.1, in a thread.
 
-    It holds every request open without answering until `answer()`; from then on it
-    answers each with a well-formed summary.
+    It answers the first `free` requests at once, then holds every request open without
+    answering until `answer()`; from then on it answers each with a well-formed summary.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, free: int = 0) -> None:
+        self.free = free
         self.requests = 0
         self.authorization: set[str] = set()
         self._answer = threading.Event()
@@ -317,7 +320,8 @@ class StallingGateway:
                 with stub._lock:
                     stub.requests += 1
                     stub.authorization.add(self.headers.get("Authorization", ""))
-                if not stub._answer.wait(timeout=60):
+                    free = stub.requests <= stub.free
+                if not free and not stub._answer.wait(timeout=60):
                     return
                 content = f"{request['model']} summary\n\n- Budgets approved as recorded."
                 body = json.dumps({
@@ -430,13 +434,9 @@ async def test_kill_9_mid_bucket_then_rerun_folds_each_event_once(
     # job; expire it now, and the next worker takes the same job again, as its 2nd try.
     await pool.delete(in_progress_key_prefix + jid)
     stalling_gateway.answer()
-    # In production that retry comes JOB_TIMEOUT + 10 s later, when the dead run is past
-    # compaction_stale_run_seconds (both 1 h); here it is seconds old, so shorten the latter.
-    rerun_settings = settings.model_copy(update={"compaction_stale_run_seconds": 0.1})
-    # The dead run must be older than that threshold when the rerun starts; the kill and
-    # the restart can take less than 0.1 s, so wait it out rather than race it.
-    await asyncio.sleep(0.2)
-    worker = await run_burst(redis_url, rerun_settings)
+    # The dead run is seconds old and its heartbeat fresh, but its process is gone from
+    # this host: the rerun marks it interrupted at once.
+    worker = await run_burst(redis_url, settings)
 
     assert (worker.jobs_complete, worker.jobs_failed) == (1, 0)
     assert_folded_once(await fold_state(container, seeded.tenant_id), seeded)
@@ -446,6 +446,58 @@ async def test_kill_9_mid_bucket_then_rerun_folds_each_event_once(
     assert (rerun.status, rerun.trigger) == (RunStatus.SUCCEEDED, RunTrigger.CRON)
     assert rerun.events_compressed == len(seeded.old)
     assert rerun.summariser == "stub-model"
+
+
+@pytest.mark.slow
+async def test_a_run_killed_after_some_folds_shows_them_and_the_next_run_marks_it(
+    settings: Settings, container: Container, tmp_path: Path
+) -> None:
+    seeded = await seed(container, "acme", buckets=4)
+    env = worker_env(settings, "redis://127.0.0.1:1")  # the CLI needs no Redis
+    env["JET_COMPACTION_CONCURRENCY"] = "1"  # one summary at a time: folds come in order
+    with StallingGateway(free=2) as gateway:
+        await configure_gateway(env, tmp_path, seeded.tenant_id, gateway.base_url)
+        proc = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).parent / "jet-memory"),
+            *("compact", "--tenant", seeded.tenant_id),
+            env=env,
+            cwd=tmp_path,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            # Two buckets answered (and folded), the third stalls at the gateway.
+            await wait_for(lambda: gateway.requests > 2, within=30, what="a 3rd request",
+                           proc=proc)  # fmt: skip
+            os.kill(proc.pid, signal.SIGKILL)
+            assert await asyncio.wait_for(proc.wait(), 10) == -signal.SIGKILL
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+    state = await fold_state(container, seeded.tenant_id)
+    assert len(state.compactor_entries) == 2
+    [killed] = await runs(container, seeded.tenant_id)
+    # Its counters moved with each fold, in the fold's transaction.
+    assert killed.status is RunStatus.RUNNING and killed.trigger is RunTrigger.CLI
+    assert (killed.buckets_considered, killed.buckets_compacted, killed.periods) == (4, 2, 2)
+    assert killed.events_compressed == 6 and killed.prompt_tokens == 200
+
+    # The next run, seconds later, in this process on the same host: the killed one's
+    # process is gone, so it is marked interrupted without waiting out the window.
+    async with container.tenants.lease(seeded.tenant_id) as db:
+        await compaction.run_compaction(
+            db, policy=TenantPolicy(seeded.tenant_id), summariser=BuiltinSummariser(),
+            settings=settings, trigger="cli",
+        )  # fmt: skip
+    interrupted, rerun = await runs(container, seeded.tenant_id)
+    assert interrupted.id == killed.id and interrupted.status is RunStatus.FAILED
+    assert interrupted.problems == [compaction.INTERRUPTED]
+    assert (interrupted.buckets_compacted, interrupted.buckets_skipped) == (2, 2)
+    assert interrupted.events_compressed == 6 and interrupted.entries_created == []
+    assert rerun.status is RunStatus.SUCCEEDED and rerun.buckets_compacted == 2
+    assert_folded_once(await fold_state(container, seeded.tenant_id), seeded)
 
 
 # ------------------------------------------------------------------- policy and runs

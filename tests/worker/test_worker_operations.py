@@ -8,7 +8,6 @@ import httpx
 import pytest
 from arq.connections import ArqRedis
 from prometheus_client import REGISTRY
-from servers import free_port
 
 from app import metrics
 from app.config import Settings
@@ -16,6 +15,7 @@ from app.deps import build
 from app.edge.app import create_app
 from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger
 from app.worker import shutdown, startup
+from tests.support.servers import free_port
 
 
 def sample(name: str, **labels: str) -> float:

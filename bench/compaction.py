@@ -1,10 +1,10 @@
 """Compaction throughput and memory: one run over N old events in B buckets against a local
-gateway stub that answers after a fixed latency (bench/gateway_stub.py).
+gateway stub that answers after a fixed latency (tests/support/gateway_stub.py).
 
 Reports buckets/s against the bound (compaction_concurrency / latency) and the run's peak
 RSS, and repeats with fewer events to show that RSS does not grow with them.
 
-Usage: .venv/bin/python bench/compaction_bench.py [--events 100000] [--buckets 2000]
+Usage: .venv/bin/python -m bench.compaction [--events 100000] [--buckets 2000]
        [--latency 0.2] [--small-events 20000]
 """
 
@@ -24,13 +24,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import context_bench as cb  # bench/context_bench.py: insert_events, the server's indexing
-
 from app import ids
 from app.config import Settings
 from app.deps import build
 from app.services import policies
 from app.services import tenants as tenant_service
+from bench import context as cb  # insert_events, the server's indexing
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 5_000
@@ -125,8 +124,9 @@ def free_port() -> int:
 def start_stub(latency: float) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "bench" / "gateway_stub.py"), "--port", str(port),
+        [sys.executable, "-m", "tests.support.gateway_stub", "--port", str(port),
          "--latency", str(latency)],
+        cwd=ROOT,
     )  # fmt: skip
     deadline = time.monotonic() + 15
     while True:
@@ -160,7 +160,7 @@ def _rss_kib() -> int:
 
 async def measure(data_dir: Path, tenant_id: str) -> dict[str, Any]:
     """One compaction run in this (fresh) process; its peak RSS is the run's."""
-    from app.deps import compact_tenant
+    from app.services.compaction import compact_tenant
 
     container = await build(Settings(_env_file=None, data_dir=data_dir))
     try:
@@ -194,7 +194,8 @@ def run_case(events: int, buckets: int, gateway_url: str) -> dict[str, Any]:
         fill_s = time.perf_counter() - started
         # A fresh process, so its peak RSS is the compaction's and nothing else's.
         out = subprocess.run(
-            [sys.executable, __file__, "--measure", str(data_dir), tenant_id],
+            [sys.executable, "-m", "bench.compaction", "--measure", str(data_dir), tenant_id],
+            cwd=ROOT,
             check=True,
             capture_output=True,
             text=True,

@@ -1,6 +1,6 @@
 """memoryContext latency at the server: one tenant with 1,000,000 events and 100,000 entries.
 
-Usage: .venv/bin/python bench/context_bench.py [--events N] [--entries N] [--calls 200]
+Usage: .venv/bin/python -m bench.context [--events N] [--entries N] [--calls 200]
        [--data-dir DIR (reuses the tenant generated there)] [--search-cache-pages N]
        [--same-question]
 Times load_context itself (the service call a request makes), p50/p95/p99; target p95 < 30 ms.

@@ -2,10 +2,14 @@
 
 Each request gets the next scripted Reply, or `auto(request)` once the script is spent.
 It keeps every request, with the exact bytes received, so tests can inspect what left us.
+`python -m tests.support.gateway_stub --port P --latency S` serves compaction summaries
+after a fixed latency in a process of its own (bench/compaction.py).
 """
 
+import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -19,6 +23,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     stall: bool = False  # never answer; wait until the client gives up
     delay: float = 0.0  # seconds before answering
+    trickle: float = 0.0  # seconds between the body's bytes, sent one at a time
+    length: bool = True  # send Content-Length; False: the body ends when the connection does
 
 
 @dataclass
@@ -96,9 +102,12 @@ class Sleeps:
 class FakeGateway:
     """A minimal HTTP/1.1 responder: one request per connection, replies from `script`."""
 
-    def __init__(self, auto: Callable[[Received], Reply] | None = None) -> None:
+    def __init__(
+        self, auto: Callable[[Received], Reply] | None = None, *, keep: bool = True
+    ) -> None:
         self.script: list[Reply] = []
         self.auto = auto
+        self.keep = keep  # False: a long-running stub does not keep every request
         self.received: list[Received] = []
         self.port = 0
         self._server: asyncio.Server | None = None
@@ -108,8 +117,8 @@ class FakeGateway:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+    async def start(self, port: int = 0) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -139,7 +148,8 @@ class FakeGateway:
                 headers[name.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             request = Received(method, path, headers, body, json.loads(body or b"{}"))
-            self.received.append(request)
+            if self.keep:
+                self.received.append(request)
             reply = self._reply(request)
             if reply.stall:
                 await reader.read()  # returns at EOF, when the client times out and hangs up
@@ -149,10 +159,18 @@ class FakeGateway:
             payload = (
                 reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
             )
-            lines = [f"HTTP/1.1 {reply.status} X", f"Content-Length: {len(payload)}"]
+            lines = [f"HTTP/1.1 {reply.status} X"]
+            if reply.length:
+                lines.append(f"Content-Length: {len(payload)}")
             lines += ["Connection: close", "Content-Type: application/json"]
             lines += [f"{k}: {v}" for k, v in reply.headers.items()]
-            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+            if not reply.trickle:
+                writer.write(payload)
+            for i in range(len(payload) if reply.trickle else 0):
+                writer.write(payload[i : i + 1])
+                await writer.drain()
+                await asyncio.sleep(reply.trickle)
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
@@ -161,3 +179,26 @@ class FakeGateway:
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
             self._handlers.discard(task)
+
+
+async def serve_summaries(port: int, latency: float) -> None:
+    """Answer every compaction request with `summary_of` after `latency` seconds, forever."""
+    gateway = FakeGateway(lambda r: dataclasses.replace(summary_of(r), delay=latency), keep=False)
+    await gateway.start(port)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await gateway.stop()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description="A gateway stub answering compaction requests.")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--latency", type=float, default=0.2, help="seconds before each answer")
+    args = p.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_summaries(args.port, args.latency))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,10 +1,10 @@
 """SQLite and PostgreSQL side by side (issue 8): the same workloads, the same data, the same
 server, the same load generators, one figure per backend and their ratio.
 
-Usage: .venv/bin/python bench/backends_bench.py [--quick] [--only append,batch,search,events,
+Usage: .venv/bin/python -m bench.backends [--quick] [--only append,batch,search,events,
        tenants] [--rounds N] [--seconds S] [--entries N | --big] [--events N | --big]
        [--tenants N] [--keep-data]
-       .venv/bin/python bench/backends_bench.py --ranking [--entries N]
+       .venv/bin/python -m bench.backends --ranking [--entries N]
 
 - **PostgreSQL** is a real server started by this script (tests/postgres_server.py's
   `PostgresServer`: initdb + postgres on 127.0.0.1, a child process stopped by its PID),
@@ -14,13 +14,13 @@ Usage: .venv/bin/python bench/backends_bench.py [--quick] [--only append,batch,s
   run stops if they are not durable. Its data directory is under /tmp, on the same disk as
   the SQLite files here. Other settings are PostgreSQL's defaults (shared_buffers 128MB).
 - **The API server** is the real app under uvicorn, one worker process, 127.0.0.1
-  (bench/harness.Server, as bench/http_bench.py runs it), once with SQLite files under a data
+  (bench/harness.Server, as `python -m bench` runs it), once with SQLite files under a data
   dir and once with `JET_DATABASE_URL=postgresql+asyncpg://…` (JET_POSTGRES_POOL_SIZE left
   at its default). Both servers are up during a workload and their rounds alternate, so
   the machine's noise falls on both alike.
 - **The load** comes from other processes: wrk (bench/wrk_bench.lua) for appends, and
   bench/http_load.py for reads and first requests.
-- **The data** is generated once per run by bench/context_bench.py's and bench/bench_data.py's
+- **The data** is generated once per run by bench/context.py's and bench/data.py's
   generators and written, row for row with the same ids, into both backends (SQLite by
   sqlite3 `executemany`, PostgreSQL by COPY into the tenant's schema, then VACUUM ANALYZE as
   autovacuum would); tenants are created by the services (so their schemas are migrated).
@@ -48,7 +48,6 @@ import random
 import shutil
 import sqlite3
 import statistics
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -58,11 +57,18 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
-import bench_data
-import context_bench as cb
-from harness import (
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.config import Settings
+from app.deps import Container, build
+from app.services import entries, search
+from app.services import tenants as tenant_service
+from app.services.records import EntryFilter, EntryIn, EntrySource, Scope
+from app.storage import fulltext, postgres
+from bench import context as cb
+from bench import data as bench_data
+from bench.harness import (
     RESULTS,
-    ROOT,
     Server,
     fmt,
     git_state,
@@ -74,19 +80,9 @@ from harness import (
     run_load,
     run_wrk,
 )
-from sqlalchemy.ext.asyncio import AsyncEngine
+from tests.support import postgres_server as pgs
 
-from app.config import Settings
-from app.deps import Container, build
-from app.services import entries, search
-from app.services import tenants as tenant_service
-from app.services.records import EntryFilter, EntryIn, EntrySource, Scope
-from app.storage import fulltext, postgres
-
-sys.path.insert(0, str(ROOT / "tests"))
-import postgres_server as pgs  # type: ignore[import-not-found]  # noqa: E402  (in tests/)
-
-CMD = ".venv/bin/python bench/backends_bench.py"
+CMD = ".venv/bin/python -m bench.backends"
 WORKLOADS = ["append", "batch", "search", "events", "tenants"]
 BACKENDS = ["sqlite", "postgresql"]
 # What the comparison needs: a commit is on disk when it is acknowledged, as with SQLite's
@@ -111,8 +107,8 @@ EVENT_COLS = [
 # ------------------------------------------------------------------------ PostgreSQL
 
 
-class DurablePostgres(pgs.PostgresServer):  # type: ignore[misc]
-    """tests/postgres_server.PostgresServer (same initdb, same child process, same stop by
+class DurablePostgres(pgs.PostgresServer):
+    """tests/support/postgres_server.PostgresServer (same initdb, same child process, same stop by
     PID), started with DURABLE instead of the test cluster's settings.
 
     PostgresServer has no settings parameter: its command line is built from the module's
@@ -168,7 +164,7 @@ def pg_cpu_seconds(postmaster: int) -> float:
 
 
 def _dt(value: str | None) -> datetime | None:
-    # context_bench.ts() text (naive UTC, SQLite's storage format) -> an aware datetime.
+    # bench/context.py's ts() text (naive UTC, SQLite's storage format) -> an aware datetime.
     return None if value is None else datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
@@ -274,7 +270,7 @@ def chunks(rows: Iterator[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
 
 
 async def seed_search(backends: Backends, tenants: dict[str, Tenant], n: int) -> dict[str, float]:
-    """bench_data's search entries (n, 10 scopes, planted rare words) into both."""
+    """bench/data.py's search entries (n, 10 scopes, planted rare words) into both."""
     pg = await asyncpg.connect(pgs.asyncpg_dsn(backends.pg_url))
     try:
         sinks = Sinks(tenants["sqlite"].path, pg, tenants["postgresql"].schema)  # type: ignore[arg-type]
@@ -289,7 +285,7 @@ async def seed_search(backends: Backends, tenants: dict[str, Tenant], n: int) ->
 async def seed_events(
     backends: Backends, tenants: dict[str, Tenant], n_events: int, n_entries: int
 ) -> dict[str, float]:
-    """context_bench.generate()'s data (same generator, same seed) into both."""
+    """bench/context.py's generate()'s data (same generator, same seed) into both."""
     pg = await asyncpg.connect(pgs.asyncpg_dsn(backends.pg_url))
     try:
         sinks = Sinks(tenants["sqlite"].path, pg, tenants["postgresql"].schema)  # type: ignore[arg-type]

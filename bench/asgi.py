@@ -1,12 +1,12 @@
 """In-process per-request cost of the edge: the real ASGI app called directly, no sockets.
 
 A quick loop for optimising the edge and GraphQL layers: what one request costs the event
-loop in Python, without uvicorn, the kernel or a load generator (bench/http_bench.py
+loop in Python, without uvicorn, the kernel or a load generator (python -m bench
 measures those, end to end). Each case runs `--clients` concurrent tasks for `--seconds`
 and reports requests per second and process CPU per request (all threads: the aiosqlite
 threads too).
 
-Usage: .venv/bin/python bench/asgi_bench.py [--only plain,trivial,...] [--seconds S]
+Usage: .venv/bin/python -m bench.asgi [--only plain,trivial,...] [--seconds S]
        [--clients N] [--profile CASE]   # --profile: cProfile of one case, top 30
        [--hops]   # also count calls to aiosqlite's thread per request (adds some CPU)
 
@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
-import bench_data
 import uvloop
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -46,6 +45,7 @@ from app.edge.app import create_app
 from app.services import events as event_service
 from app.services import tenants as tenant_service
 from app.services.records import EventIn, Scope
+from bench import data as bench_data
 
 EVENTS_Q = (
     "query($f: MemoryEventFilter!) { memoryEvents(filter: $f, first: 50) { edges {"
@@ -60,7 +60,7 @@ SEARCH_Q = (
     "query($f: MemoryEntryFilter!) { memoryEntries(filter: $f, first: 20) { edges {"
     " score node { id scope scopeRef title summary tags importance updatedAt } }"
     " pageInfo { hasNextPage endCursor } } }"
-)  # bench/http_bench.py's search workload
+)  # bench/search.py's workload
 SEARCH_ENTRIES = 20_000
 FIRST_TENANTS = 300
 BODY = "Call with Dana: the Q3 budget of $48,000 was approved; weekly reporting from now on."

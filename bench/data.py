@@ -2,7 +2,7 @@
 
 Databases are created and migrated by the services, then filled with raw sqlite3
 `executemany` (entries indexed by the FTS triggers, events by the event writer's own
-statement, see context_bench.insert_events). A marker file in the data dir remembers each
+statement, see bench/context.py's insert_events). A marker file in the data dir remembers each
 generated tenant, so `--data-dir` (default bench/results/data) reuses it next time.
 """
 
@@ -18,8 +18,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import context_bench as cb  # bench/context_bench.py: its Markdown generator and its tenant
-from harness import key_for, new_tenant, open_container
 from sqlalchemy import insert
 from sqlalchemy.dialects import sqlite
 
@@ -30,6 +28,8 @@ from app.storage import fulltext, migrate
 from app.storage.control_models import api_keys_table, tenants_table
 from app.storage.engine import write_transaction
 from app.storage.types import utcnow
+from bench import context as cb  # its Markdown generator and its tenant
+from bench.harness import key_for, new_tenant, open_container
 
 # ------------------------------------------------------------------ search (workload 4)
 
@@ -161,7 +161,7 @@ def fts_sql(
 
 
 async def events_tenant(data_dir: Path, n_events: int, n_entries: int) -> tuple[str, str]:
-    """A tenant filled by context_bench's generator with `n_events` events (reused); a new key."""
+    """A tenant filled by bench/context.py's generator with `n_events` events (reused), a key."""
     marker = data_dir / f"events-tenant-{n_events}-{n_entries}.txt"
     if marker.exists():
         tenant_id = marker.read_text().strip()
@@ -241,7 +241,7 @@ async def many_tenants(data_dir: Path, n: int) -> list[tuple[str, str]]:
     return out
 
 
-# The search workload's request and cases, shared by http_bench.py and backends_bench.py.
+# The search workload's request and cases, shared by bench/search.py and bench/backends.py.
 SEARCH_QUERY = (
     "query($f: MemoryEntryFilter!) { memoryEntries(filter: $f, first: 20) { edges {"
     " score node { id scope scopeRef title summary tags importance updatedAt } }"

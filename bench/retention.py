@@ -3,7 +3,7 @@ planted in the old part (amounts, dates, names, decisions, commitments), compact
 the built-in summariser; then one question per fact through the entry search and the
 context loader, and the fraction of facts whose answer is in what comes back.
 
-Usage: .venv/bin/python bench/retention_bench.py [--clients 4] [--top 3] [--context-tokens 2000]
+Usage: .venv/bin/python -m bench.retention [--clients 4] [--top 3] [--context-tokens 2000]
 """
 
 import argparse
@@ -16,8 +16,9 @@ from pathlib import Path
 
 from app.adapters.gateway import estimate_tokens
 from app.config import Settings
-from app.deps import build, compact_tenant
+from app.deps import build
 from app.services import entries, events, tenants
+from app.services.compaction import compact_tenant
 from app.services.records import EntryFilter, EntrySource, EventFilter, EventIn, Scope
 
 CLIENTS = [

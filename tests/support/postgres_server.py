@@ -43,8 +43,9 @@ from types import TracebackType
 from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]  # no py.typed; stubs are a separate package
-from servers import free_port
 from sqlalchemy.engine import make_url
+
+from tests.support.servers import free_port
 
 ENV_URL = "JET_TEST_POSTGRES_URL"
 OS_USER = "postgres"  # the OS user the server runs as when we are root

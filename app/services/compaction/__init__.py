@@ -1,0 +1,32 @@
+"""The compactor: folds old raw events into summary entries, a bucket in one transaction.
+Modules: jobs (what the worker, CLI and API call), run (one tenant's pass), planning,
+folding (one bucket), runs (the run records). A Summariser speaks HTTP, never this."""
+
+from app.adapters.summary import Summariser, SummaryFailed, SummaryResult
+from app.services.compaction.jobs import active_tenant_ids, compact_tenant
+from app.services.compaction.run import run_compaction
+from app.services.compaction.runs import (
+    CANCELLED,
+    INTERRUPTED,
+    CompactionRunRecord,
+    RunStatus,
+    RunTrigger,
+    get_run,
+    list_runs,
+)
+
+__all__ = [
+    "CANCELLED",
+    "INTERRUPTED",
+    "CompactionRunRecord",
+    "RunStatus",
+    "RunTrigger",
+    "Summariser",
+    "SummaryFailed",
+    "SummaryResult",
+    "active_tenant_ids",
+    "compact_tenant",
+    "get_run",
+    "list_runs",
+    "run_compaction",
+]

@@ -1,0 +1,1 @@
+"""The test suite, a package so `tests.support` is importable from the tests and from bench/."""
