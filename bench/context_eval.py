@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from app.config import Settings
-from app.deps import Container, build, compact_tenant
+from app.deps import Container, build
 from app.services import context, entries, events, evidence, temporal, tenants
+from app.services.compaction import compact_tenant
 from app.services.records import EntryFilter, EntrySource, EventFilter, EventIn, Scope
 from app.storage.tenants import TenantDb
 

@@ -7,7 +7,8 @@ few points (docs/context.md has the full table).
 
 from itertools import zip_longest
 
-from app.deps import Container, compact_tenant
+from app.deps import Container
+from app.services.compaction import compact_tenant
 from bench.context_eval import EvalSet, Question, in_context, load, read_set
 from tests.conftest import TenantFixture
 
