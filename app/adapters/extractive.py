@@ -5,6 +5,7 @@ number, name or date in the summary is always the one the event said.
 """
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -117,26 +118,63 @@ _FILLER = re.compile(
 )
 
 
-def _score(unit: str) -> int:
-    """Higher = carries more of what a compacted memory must keep."""
-    if _FILLER.match(unit) or len(unit.split()) < 3 and not _FIGURE.search(unit):
+# A chat line's speaker ("Dana Whitfield: ..."): who said it, not what was said.
+_SPEAKER = re.compile(r"^[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}: ")
+_LOWER_WORD = re.compile(r"[a-z]{2,}")
+_RARE_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
+# A word in at most this share of a bucket's events (or in one of them) is rare there.
+RARE_SHARE = 0.005
+
+
+def _said(unit: str) -> str:
+    return _SPEAKER.sub("", unit, count=1)
+
+
+def rare_words(bodies: Sequence[str]) -> frozenset[str]:
+    """The words (4+ letters, lower-cased) in few of these events: a sentence holding one
+    says something said once, not the template of a routine message."""
+    seen: Counter[str] = Counter()
+    for body in bodies:
+        seen.update({w.lower() for w in _RARE_WORD.findall(body)})
+    most = max(1, int(len(bodies) * RARE_SHARE))
+    return frozenset(w for w, n in seen.items() if n <= most)
+
+
+def _score(unit: str, rare: frozenset[str] = frozenset()) -> int:
+    """Higher = carries more of what a compacted memory must keep; -1 drops the unit.
+
+    Scored without its speaker. A name alone carries nothing (a pleasantry naming
+    someone), nor does a line of names and dates with under three other words (a header).
+    """
+    text = _said(unit)
+    if _FILLER.match(text) or len(text.split()) < 3 and not _FIGURE.search(text):
         return -1
-    score = 0
-    if _DECISION.search(unit):
-        score += 3
-    figures = len(_FIGURE.findall(unit))
-    score += min(figures, 2) * 2
-    names = [n for n in _PROPER.findall(unit) if n not in _NOT_NAMES]
-    score += min(len(names) + len(_IDENTIFIER.findall(unit)), 2)
-    if _SENTIMENT.search(unit):
-        score += 2
-    if _PATTERN.search(unit):
-        score += 1
+    decision = _DECISION.search(text) is not None
+    names = [n for n in _PROPER.findall(text) if n not in _NOT_NAMES]
+    rest = _FIGURE.sub(" ", _PROPER.sub(" ", text)).lower()
+    if len(_LOWER_WORD.findall(rest)) < 3 and not decision:
+        return -1
+    signal = 3 * decision
+    signal += min(len(_FIGURE.findall(text)), 2) * 2
+    identifiers = len(_IDENTIFIER.findall(text))
+    if _SENTIMENT.search(text):
+        signal += 2
+    if _PATTERN.search(text):
+        signal += 1
+    specific = any(w.lower() in rare for w in _RARE_WORD.findall(text))
+    if specific:
+        signal += 2
+    if signal == 0 and identifiers == 0:
+        return -1
+    score = signal + min(len(names) + identifiers, 2)
+    if not (specific or identifiers or _FIGURE.search(text)):
+        # Routine: every word is common in these events (a template said every week).
+        score = min(score, 2)
     return score
 
 
 def _signature(unit: str) -> tuple[frozenset[str], frozenset[str]]:
-    lowered = unit.lower()
+    lowered = _said(unit).lower()
     return frozenset(re.findall(r"[a-z0-9]+", lowered)), frozenset(re.findall(r"\d[\d,.]*", unit))
 
 
@@ -192,10 +230,11 @@ def summarise_extractive(
     footer = _footer(n)
     budget = min(max_chars, max(input_chars // 3, 600)) - len(footer) - 2
 
+    rare = rare_words([e.body for e in ordered])
     candidates: list[_Candidate] = []
     for index, event in enumerate(ordered):
         for unit in _units(event.body):
-            score = _score(unit)
+            score = _score(unit, rare)
             if score > 0:  # no signal at all: meeting prose the summary is meant to drop
                 candidates.append(_Candidate(index, len(candidates), unit, score))
 

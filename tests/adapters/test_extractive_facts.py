@@ -1,0 +1,59 @@
+"""What the extractive summariser keeps of a chat (app/adapters/extractive.py): the
+once-said facts, not pleasantries that name someone, headers or the weekly templates."""
+
+from datetime import UTC, datetime, timedelta
+
+from app.adapters.extractive import rare_words, summarise_extractive
+from app.adapters.summary import EventText
+
+START = datetime(2025, 9, 1, 9, tzinfo=UTC)
+TEMPLATES = [
+    "{who}: Budget review for Falcon is next week, I'll bring the numbers.",
+    "{who}: Let's keep the Falcon budget flat until the next review.",
+    "{who}: Reminder: the Falcon brochure assets are due at the end of the month.",
+    "{who}: Thanks Elena, talk soon.",
+    "{who}: Morning Raj! Hope the weekend was good.",
+]
+FACTS = [
+    "Dana Whitfield: Purchase order for the Falcon brochure is PO-48213, quote it on invoices.",
+    "Sam Okafor: We're going with Lumen Press for the Falcon catalogue.",
+    "Raj Patel: Sorry, Biscuit the greyhound chewed my charger again.",
+    "Elena Brooks: From next month Kofi Mensah takes over as our head of retention.",
+]
+
+
+def chat() -> list[EventText]:
+    people = ["Dana Whitfield", "Sam Okafor", "Raj Patel", "Elena Brooks"]
+    bodies = [TEMPLATES[i % len(TEMPLATES)].format(who=people[i % len(people)]) for i in range(120)]
+    for i, fact in enumerate(FACTS):
+        bodies[17 + 29 * i] = fact
+    return [
+        EventText(START + timedelta(hours=5 * i), "chat_turn", body, "chat")
+        for i, body in enumerate(bodies)
+    ]
+
+
+def test_once_said_facts_outlast_weekly_templates() -> None:
+    summary = summarise_extractive(chat(), scope_label="entity/acme", period_label="2025-09")
+    for fact in FACTS:
+        assert fact.split(": ", 1)[1] in summary.body
+    assert "Thanks Elena, talk soon." not in summary.body
+    assert "Hope the weekend was good." not in summary.body
+    # The templates left are kept once, however many speakers said them.
+    assert summary.body.count("Budget review for Falcon is next week") <= 1
+
+
+def test_a_header_of_a_name_and_a_date_is_not_a_fact() -> None:
+    events = [
+        EventText(START, "call_summary", "Call with Dana — 2025-09-01\n\nAll fine.", "call"),
+        EventText(START, "call_summary", "Dana approved the $45,000 budget.", "call"),
+        EventText(START, "call_summary", "Call with Sam — 2025-09-02\n\nNothing new.", "call"),
+    ]
+    body = summarise_extractive(events, scope_label="x", period_label="y").body
+    assert "Dana approved the $45,000 budget." in body
+    assert "Call with" not in body
+
+
+def test_rare_words_are_those_in_few_events() -> None:
+    rare = rare_words(["the greyhound ran", "the budget", "the budget", "the budget"])
+    assert "greyhound" in rare and "budget" not in rare and "the" not in rare
