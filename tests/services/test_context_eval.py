@@ -15,9 +15,10 @@ from tests.conftest import TenantFixture
 CONVERSATION = "c06"
 QUESTIONS = 30
 BUDGET = 2000
-# Rates of the current loader on this slice, less a few points.
-FLOOR_RAW = 0.10
-FLOOR_COMPACTED = 0.30
+# The loader answers 26 of these 30 from raw events and 24 after compaction (SQLite); the
+# floors are two questions lower (without the question path it answered under half).
+FLOOR_RAW = 0.80
+FLOOR_COMPACTED = 0.73
 
 
 def _slice() -> EvalSet:
