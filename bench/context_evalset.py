@@ -238,6 +238,12 @@ def plant(c: Conversation) -> None:
             c.facts[-1].questions.append(
                 _q("temporal", f"What was the {metric} figure of {p} in {label}?", value, [0])
             )
+        # Mid-month check-ins of the same figure (never asked): without the month, the
+        # series is too long for a small budget. None after the last report ('latest').
+        for s in range(series[-1][0]):
+            value = c.unique(partial(_metric, rng, metric))
+            check = f"{c.speaker()}: {p} {metric} check-in, {value} so far this month."
+            c.facts.append(Fact([(s, check)]))
         # Keep three month questions a series; the last month's is also asked as 'last month'.
         monthly = [fa for fa in c.facts if fa.questions and "in " in fa.questions[0]["question"]
                    and f" figure of {p} in " in fa.questions[0]["question"]]  # fmt: skip

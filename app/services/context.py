@@ -2,7 +2,9 @@
 
 Entries with a query: score = bm25 · (1 + 2·(importance−1)/4 + 5·0.5^(age_days/365)),
 then the unmatched; without a query: importance, then recency. Events: uncompressed only,
-newest first. Weights tuned by bench/tune_context.py; budget rules in docs/context.md.
+newest first; with a query, the matching ones first and long texts as the passages that
+answer (app/services/evidence.py). Weights tuned by bench/tune_context.py and
+bench/context_eval.py; budget rules in docs/context.md.
 """
 
 import math
