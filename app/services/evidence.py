@@ -5,6 +5,7 @@ Without a question the loader never comes here (its events stay newest first).
 """
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +33,10 @@ class EventWeights:
 # Tuned by bench/context_eval.py on the train split (docs/context.md).
 EVENT_WEIGHTS = EventWeights(recency=1.0, half_life_days=90.0, window=4.0)
 EVENT_POOL = 200  # matching events ranked in Python (more when the budget could hold more)
+# Up to this many uncompressed events in the scopes (the usual case once the compactor
+# runs) are scored from their own text: the cost follows the scope's raw events, where the
+# full-text index's follows how many events of the whole tenant hold the question's words.
+SCAN_MAX = 500
 # A text longer than this is shown as its passages that answer the question.
 PASSAGES_OVER_TOKENS = 96
 # The most of a section's budget one item's passages may take, so several items fit.
@@ -46,13 +51,17 @@ class Question:
     words: list[str]
     stems: list[str]
     window: temporal.Window | None
+    # Any word starting with one of `stems` (longest first): the group is the stem.
+    pattern: re.Pattern[str]
 
 
 def question(query: str, now: datetime) -> Question:
     window = temporal.window(query, now)
     text = temporal.without(query, window)
     words = search.terms(text) or search.words(query, "query")
-    return Question(text, words, list(dict.fromkeys(passages.stem(w) for w in words)), window)
+    stems = list(dict.fromkeys(passages.stem(w) for w in words))
+    alternatives = "|".join(re.escape(s) for s in sorted(stems, key=len, reverse=True))
+    return Question(text, words, stems, window, re.compile(rf"\b({alternatives})\w*", re.I))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +89,54 @@ async def ranked_events(
     q: Question,
     limit: int,
     now: datetime,
+    newest: Sequence[int],
     weights: EventWeights | None = None,
 ) -> list[int]:
-    """Seqs of the uncompressed events matching the question, best first.
+    """Seqs of the uncompressed events matching the question, best first, re-scored with
+    recency and the question's window; the caller adds the unmatched after.
 
-    The best `max(EVENT_POOL, limit)` by text rank, and as many again inside the question's
-    window, re-scored with recency and the window; the caller adds the unmatched after.
+    `newest`: the seqs of the scopes' newest uncompressed events, up to SCAN_MAX + 1. When
+    they are all of them, they are scored from their text; else the full-text index finds
+    the best `max(EVENT_POOL, limit)`, and as many again inside the question's window.
     """
+    if len(newest) <= SCAN_MAX:
+        scored = await _scanned(conn, newest, q)
+    else:
+        scored = await _indexed(conn, scopes, q, max(EVENT_POOL, limit))
+    w = weights or EVENT_WEIGHTS
+    scored.sort(key=lambda f: (-_score(f, q, w, now), -f.occurred_at.timestamp(), -f.seq))
+    return [f.seq for f in scored]
+
+
+async def _scanned(conn: AsyncConnection, seqs: Sequence[int], q: Question) -> list[_Found]:
+    """The events among `seqs` holding a question word, relevance by the rarity (idf) of
+    the words each holds among them: bm25 without its length and frequency terms."""
+    if not seqs:
+        return []
+    rows = await conn.execute(
+        select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body).where(ev.c.seq.in_(seqs))
+    )
+    held: list[tuple[Any, set[str]]] = []
+    for r in rows:
+        # One regex pass per text (in C), not a stem per word: the cost of a scope's scan.
+        words = {m.lower() for m in q.pattern.findall(f"{r.kind} {r.body}")}
+        if words:
+            held.append((r, words))
+    df = {s: sum(s in words for _, words in held) for s in q.stems}
+    n = len(seqs)
+    idf = {s: math.log(1 + (n - d + 0.5) / (d + 0.5)) for s, d in df.items() if d}
+    relevance = [(r, sum(idf[s] for s in words)) for r, words in held]
+    best = max((x for _, x in relevance), default=0.0) or 1.0
+    return [_Found(r.seq, r.occurred_at, x / best) for r, x in relevance]
+
+
+async def _indexed(
+    conn: AsyncConnection, scopes: Sequence[tuple[Scope, str | None]], q: Question, pool: int
+) -> list[_Found]:
     found = fulltext.Search(q.words, prefix=False, any_of=_in_scopes(scopes))
     base = fulltext.events(fulltext.Target.of(conn), found, [ev.c.occurred_at]).where(
         ev.c.compressed_at.is_(None)
     )
-    pool = max(EVENT_POOL, limit)
     stmts = [base]
     if q.window is not None:
         stmts.append(
@@ -104,10 +149,7 @@ async def ranked_events(
         for r in await conn.execute(page):
             rows.setdefault(r.seq, r)
     best = max((-r.rank for r in rows.values()), default=0.0) or 1.0
-    scored = [_Found(r.seq, r.occurred_at, -r.rank / best) for r in rows.values()]
-    w = weights or EVENT_WEIGHTS
-    scored.sort(key=lambda f: (-_score(f, q, w, now), -f.occurred_at.timestamp(), -f.seq))
-    return [f.seq for f in scored]
+    return [_Found(r.seq, r.occurred_at, -r.rank / best) for r in rows.values()]
 
 
 def passage_text(text: str, q: Question, room: int) -> tuple[str, int] | None:

@@ -31,6 +31,10 @@ def stem(word: str) -> str:
     return w
 
 
+def stems_of(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text)}
+
+
 @dataclass(frozen=True, slots=True)
 class Unit:
     """One line or sentence of a text, with its date when the line carries one."""
@@ -52,7 +56,7 @@ def units(text: str) -> list[Unit]:
         if estimate_tokens(line) > LONG_LINE_TOKENS:
             pieces = [p for p in _SENTENCE_END.split(line) if p.strip()]
         for piece in pieces:
-            found.append(Unit(piece, at, frozenset(stem(w) for w in _WORD.findall(piece))))
+            found.append(Unit(piece, at, frozenset(stems_of(piece))))
     return found
 
 
