@@ -37,17 +37,13 @@ from app.services.records import (
     new_entry,
 )
 from app.storage import fulltext, tenants
-from app.storage.engine import (
-    fetch_rows,
-    read_on_thread,
-    read_rows,
-    read_statement,
-    write_transaction,
-)
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
+from app.storage.sqlite.fastpath.compiled import fetch_rows
+from app.storage.sqlite.fastpath.on_thread import read_on_thread
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_rows, read_statement, write_transaction
 from app.storage.types import utcnow
 
 COLUMNS = [

@@ -26,11 +26,12 @@ from app.services.records import (
     new_event,
 )
 from app.storage import event_log, fulltext
-from app.storage.engine import fetch_rows, read_rows, read_transaction
 from app.storage.group_commit import GroupCommitter
 from app.storage.models import events_table as ev
 from app.storage.postgres import advisory_lock
+from app.storage.sqlite.fastpath.compiled import fetch_rows
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_rows, read_transaction
 from app.storage.types import utcnow
 
 COLUMNS = [

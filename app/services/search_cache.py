@@ -49,9 +49,9 @@ from sqlalchemy import select
 from app import metrics
 from app.services import search
 from app.services.records import Entry, EntryFilter, Page, new_edge, new_entry
-from app.storage.engine import read_rows
 from app.storage.models import entries_revision_table
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_rows
 
 # The cache's key in TenantDb.shared (made by app/deps.py from JET_SEARCH_CACHE_PAGES).
 KEY = "entry_search_cache"

@@ -16,7 +16,8 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage.engine import write_on_thread, write_transaction
+from app.storage.sqlite.fastpath.on_thread import write_on_thread
+from app.storage.transactions import write_transaction
 from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
 from app.storage import migrate, postgres
-from app.storage.engine import InlineReader, SqliteEngines, read_statement, write_transaction
+from app.storage.engines import SqliteEngines
+from app.storage.sqlite.fastpath.inline_reader import InlineReader
+from app.storage.transactions import read_statement, write_transaction
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from app.services.records import (
     EventIn,
     Scope,
 )
-from app.storage.engine import write_transaction
 from app.storage.models import entry_sources_table, events_table
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 
 
 def entry(

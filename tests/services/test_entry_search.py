@@ -20,11 +20,13 @@ from sqlalchemy import event, func, insert, select, text
 from app.errors import InvalidInput
 from app.services import cursors, entries, search, search_cache
 from app.services.records import Edge, Entry, EntryFilter, EntryPatch, EntrySource, Page, Scope
-from app.storage import engine as engine_module
 from app.storage import fulltext, tenants
-from app.storage.engine import read_statement, read_transaction, write_transaction
 from app.storage.models import entries_table as en
+from app.storage.sqlite.fastpath import compiled as compiled_module
+from app.storage.sqlite.fastpath import inline_reader as inline_module
+from app.storage.sqlite.fastpath import statement as statement_module
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_statement, read_transaction, write_transaction
 
 SCOPES: list[tuple[Scope, str | None]] = [
     (Scope.ENTITY, "acme-outdoor"),
@@ -181,7 +183,7 @@ def read_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         # Every question counts as rare, and nothing may fall back to the thread (on a
         # busy machine a page may take longer than the inline budget: not under test here).
         monkeypatch.setattr(fulltext.WordCounts, "matches", lambda self, words: 0)
-        monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)
+        monkeypatch.setattr(statement_module, "INLINE_BUDGET_S", 60.0)
 
         async def not_on_thread(*args: Any) -> Any:
             raise AssertionError("read on aiosqlite's thread, not inline")
@@ -302,13 +304,13 @@ def statements(db: TenantDb) -> Iterator[list[str]]:
 
     engine = db.engine.sync_engine
     event.listen(engine, "before_cursor_execute", count)
-    plain_fetch = engine_module._fetch
-    engine_module._fetch = fetch
+    plain_fetch = compiled_module.fetch
+    compiled_module.fetch = inline_module.fetch = fetch  # type: ignore[assignment]
     try:
         yield sent
     finally:
         event.remove(engine, "before_cursor_execute", count)
-        engine_module._fetch = plain_fetch
+        compiled_module.fetch = inline_module.fetch = plain_fetch  # type: ignore[assignment]
 
 
 async def test_one_statement_a_page(db: TenantDb, read_path: str) -> None:
@@ -365,7 +367,7 @@ class Route:
         self.thread = 0
         self.inline = 0
         self.counted: list[list[str]] = []
-        on_thread, rows = entries.read_on_thread, engine_module.InlineReader.rows
+        on_thread, rows = entries.read_on_thread, inline_module.InlineReader.rows
         count = fulltext.count_entry_words
 
         async def spy_thread(*args: Any) -> Any:
@@ -382,11 +384,11 @@ class Route:
             return count(conn, words)
 
         monkeypatch.setattr(entries, "read_on_thread", spy_thread)
-        monkeypatch.setattr(engine_module.InlineReader, "rows", spy_inline)
+        monkeypatch.setattr(inline_module.InlineReader, "rows", spy_inline)
         monkeypatch.setattr(fulltext, "count_entry_words", spy_count)
         if inline_matches is not None:
             monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", inline_matches)
-            monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)  # a busy machine's pace
+            monkeypatch.setattr(statement_module, "INLINE_BUDGET_S", 60.0)  # a busy machine's pace
 
 
 async def test_rare_words_are_read_inline_once_counted(
@@ -444,7 +446,7 @@ async def test_an_inline_read_it_does_not_answer_is_read_on_the_thread(
     await fill(db)
     route = Route(monkeypatch)
     monkeypatch.setattr(fulltext.WordCounts, "matches", lambda self, words: 0)
-    monkeypatch.setattr(engine_module.InlineReader, "rows", lambda self, *args: None)
+    monkeypatch.setattr(inline_module.InlineReader, "rows", lambda self, *args: None)
     flt = EntryFilter(search="budget roas")
     page = await entries.list_entries(db, flt, first=7, after=None)
     assert page == await reference_search(db, flt, first=7, after=None)

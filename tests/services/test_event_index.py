@@ -27,8 +27,8 @@ from app.errors import Conflict, JetErrors
 from app.services import events, tenants
 from app.services.records import EventFilter, EventIn, Scope
 from app.storage import event_log, fulltext
-from app.storage.engine import write_transaction
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 
 
 def ev(body: str, **kw: Any) -> EventIn:

@@ -11,9 +11,9 @@ from app.errors import Conflict, InvalidInput, JetErrors, TooLarge
 from app.services import events, limits
 from app.services.records import EventFilter, EventIn, Scope
 from app.storage import postgres
-from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import events_table as ev_t
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction, write_transaction
 
 
 def ev(body: str = "Acme approved the Q3 budget of $45,000.", **kw: object) -> EventIn:

@@ -11,8 +11,8 @@ from app.deps import Container
 from app.services import entries, events, search_cache
 from app.services.records import EntryFilter, EntryIn, EntryPatch, EventIn, Scope
 from app.storage import migrate, postgres
-from app.storage.engine import write_transaction
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 
 ENTRY = EntryIn(Scope.ENTITY, "ent_acme", "ROAS decision", "Acme targets ROAS 4.0.")
 RAW_INSERT = (

@@ -11,8 +11,8 @@ import pytest
 
 from app.services import events
 from app.services.records import Event, EventFilter, EventIn, Scope
-from app.storage import engine as engine_module
-from app.storage.engine import InlineReader
+from app.storage.sqlite.fastpath import statement as engine_module
+from app.storage.sqlite.fastpath.inline_reader import InlineReader
 from app.storage.tenants import TenantDb
 
 pytestmark = pytest.mark.sqlite_only  # SQLite's own connection
@@ -120,11 +120,11 @@ async def test_what_the_reader_will_not_answer_goes_to_the_engine(
     assert {e.node.kind for e in page.edges} == {"decision"} and len(page.edges) == 20
     assert fallbacks == 1
     # Over the budget at the first progress-handler tick: interrupted, then the engine.
-    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 0.0)
+    monkeypatch.setattr(engine_module, "INLINE_BUDGET_S", 0.0)
     page = await events.list_events(db, EventFilter(), first=100, after=None)
     assert len(page.edges) == 60
     assert fallbacks == 2
-    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 0.002)
+    monkeypatch.setattr(engine_module, "INLINE_BUDGET_S", 0.002)
     await events.list_events(db, EventFilter(), first=5, after=None)
     assert fallbacks == 2  # answered inline again
 

@@ -15,9 +15,9 @@ from app.services.records import EventIn, Scope
 from app.storage import migrate
 from app.storage import tenants as tenants_module
 from app.storage.control_models import ControlModel
-from app.storage.engine import read_transaction
 from app.storage.models import TenantModel
 from app.storage.tenants import TenantDatabases
+from app.storage.transactions import read_transaction
 
 
 def open_fds() -> int:
