@@ -716,10 +716,10 @@ def _writer(db: TenantDb) -> GroupCommitter[_Op, object]:
     """The tenant database's compaction writer. Concurrent buckets' writes share one
     transaction (group commit) instead of contending for SQLite's write lock from several
     connections, each waiting in busy-handler sleeps."""
-    writer = db.extras.get("compaction")
+    writer = db.compaction_writer
     if writer is None:
         writer = GroupCommitter[_Op, object](db.engine, _apply)
-        db.extras["compaction"] = writer
+        db.compaction_writer = writer
     return cast(GroupCommitter[_Op, object], writer)
 
 

@@ -64,6 +64,7 @@ class ControlDb:
                 synchronous="FULL",
                 busy_timeout_ms=settings.sqlite_busy_timeout_ms,
                 pool_size=4,
+                fast_path=settings.sqlite_fast_path,
             )
 
     async def migrate(self) -> bool:
