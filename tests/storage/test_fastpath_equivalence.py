@@ -34,7 +34,7 @@ from app.storage.sqlite.fastpath.compiled import fetch_rows
 from app.storage.sqlite.fastpath.dialect import OneHopDialect
 from app.storage.sqlite.fastpath.on_thread import read_on_thread, write_on_thread
 from app.storage.tenants import TenantDb
-from app.storage.transactions import read_statement, write_transaction
+from app.storage.transactions import read_rows, read_statement, write_transaction
 
 pytestmark = pytest.mark.sqlite_only
 
@@ -160,12 +160,15 @@ async def test_fetch_rows_on_the_thread_reads_what_the_stock_engine_reads(
 
 
 async def test_the_one_hop_dialect_reads_what_the_stock_engine_reads(
-    fast: TenantDb, stock: AsyncEngine
+    fast: TenantDb, stock: AsyncEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The fast dialect (one-hop cursor, shared dialect and compiled cache, inline reads)
     against the stock one: rows, column names, and the same rows read inline."""
     assert isinstance(fast.engine.dialect, OneHopDialect)
+    monkeypatch.setattr(statement_module, "INLINE_BUDGET_S", 60.0)  # a busy machine's pace
     for stmt, values in _statements():
+        inline = await read_rows(fast.engine, stmt, values)  # on the loop's thread
+        assert _tuples(inline) == await _stock_rows(stock, stmt, values), stmt
         async with read_statement(fast.engine) as conn:
             result = await conn.execute(stmt, values)
             keys, rows = list(result.keys()), _tuples(result.all())
