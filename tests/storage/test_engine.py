@@ -1,4 +1,4 @@
-"""The SQLite engine's one-hop cursor (app/storage/engine.py `_OneHopCursor`): what
+"""The SQLite engine's one-hop cursor (app/storage/sqlite/fastpath/cursor.py `OneHopCursor`): what
 SQLAlchemy reads from a statement is what its own aiosqlite cursor gave, in one call to
 aiosqlite's thread; and the private aiosqlite call it relies on still behaves as assumed."""
 

@@ -35,7 +35,7 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     SQLAlchemy needs. So this uses `aiosqlite.Connection._execute(fn, *args)` (private,
     aiosqlite 0.22: queue `fn(*args)` for the thread, await its result or exception), the
     very call aiosqlite's own Cursor methods make, and SQLAlchemy's adapter reaches into
-    aiosqlite's privates likewise (`_tx`, `_conn`). tests/storage/test_fastpath_cursor.py fails
+    aiosqlite's privates likewise (`_tx`, `_conn`). tests/storage/test_engine.py fails
     loudly if that signature or behaviour changes.
 
     Errors and cancellation are unchanged: sqlite3's exceptions come back through the same
