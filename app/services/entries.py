@@ -191,7 +191,7 @@ def _check_lists(flt: EntryFilter) -> None:
 
 
 def _matches_nothing(flt: EntryFilter) -> bool:
-    """A filter value no stored entry can hold (NUL): the page is empty, without a read."""
+    """A filter value no stored entry can hold (NUL, a lone surrogate): an empty page."""
     values = [*(flt.tags or ()), *([flt.scope_ref] if flt.scope_ref is not None else [])]
     return not all(map(storable, values))
 

@@ -173,7 +173,7 @@ def _decide(
 
 async def get_event(db: TenantDb, event_id: str) -> Event | None:
     """One event by id, or None."""
-    if not storable(event_id):  # no id holds NUL: nothing to look up
+    if not storable(event_id):  # no stored id holds NUL: nothing to look up
         return None
     rows = await read_rows(db.engine, select(*COLUMNS).where(ev.c.id == event_id))
     return to_event(rows[0]) if rows else None
@@ -229,7 +229,7 @@ def _check_filter(flt: EventFilter, first: int) -> None:
 
 
 def _matches_nothing(flt: EventFilter) -> bool:
-    """A filter value no stored event can hold (NUL): the page is empty, without a read."""
+    """A filter value no stored event can hold (NUL, a lone surrogate): an empty page."""
     values = [*(flt.kinds or ()), *([flt.scope_ref] if flt.scope_ref is not None else [])]
     return not all(map(storable, values))
 

@@ -4,7 +4,8 @@ and PostgreSQL refuses more than 32,767 of them). PostgreSQL: `column = ANY(:lis
 an array; SQLite: `column IN (SELECT value FROM json_each(:list))` with a JSON text.
 
 Also where storage says which text no backend can hold: PostgreSQL's text cannot carry
-NUL (U+0000), so no stored value has one and a value with one matches nothing."""
+NUL (U+0000) and neither database takes a lone surrogate (not UTF-8), so no stored value
+has one and a value with one matches nothing."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -75,5 +76,14 @@ def in_list(column: ColumnElement[Any], values: str | Sequence[str]) -> ColumnEl
 
 
 def storable(value: str) -> bool:
-    """Whether a text can be stored at all (no NUL): one that cannot matches no row."""
-    return "\x00" not in value
+    """Whether a text can be stored at all (no NUL, valid UTF-8): one that cannot
+    matches no row."""
+    if "\x00" in value:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -385,3 +385,19 @@ async def test_a_full_sources_list_is_one_parameter(db: TenantDb) -> None:
             db, EntryFilter(sources=sources, search=search), first=10, after=None
         )
         assert [e.node.source for e in page.edges] == [EntrySource.MANUAL], search
+
+
+async def test_a_lone_surrogate_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> None:
+    """Not UTF-8, so never stored: found nowhere, rather than an encoding error."""
+    await entries.create_entry(db, entry(tags=["roas"]))
+    bad = "ent\ud800x"
+    assert await entries.get_entry(db, bad) is None
+    with pytest.raises(NotFound):
+        await entries.delete_entry(db, bad)
+    for flt in (
+        EntryFilter(tags=[bad]),
+        EntryFilter(scope_ref=bad),
+        EntryFilter(tags=[bad], search="roas"),
+    ):
+        page = await entries.list_entries(db, flt, first=10, after=None)
+        assert page.edges == [], flt

@@ -460,3 +460,16 @@ async def test_a_full_kinds_list_is_one_parameter(db: TenantDb) -> None:
         db, EventFilter(kinds=kinds, search="budget"), first=10, after=None
     )
     assert sorted(e.node.kind for e in found.edges) == ["decision", "note"]
+
+
+async def test_a_lone_surrogate_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> None:
+    """Not UTF-8, so never stored: found nowhere, rather than an encoding error."""
+    await events.append_event(db, ev())
+    bad = "ref\ud800x"
+    assert await events.get_event(db, bad) is None
+    for flt in (
+        EventFilter(kinds=[bad]),
+        EventFilter(scope_ref=bad),
+        EventFilter(scope_ref=bad, search="budget"),
+    ):
+        assert await events.list_events_next(db, flt, first=10, after=None) == ([], None)
