@@ -227,8 +227,8 @@ def event_filters_sql(row: str = "") -> str:
 
 
 # Events are indexed by the statement that follows their INSERT, in the same transaction,
-# once per transaction rather than by a per-row trigger (tenant migration 0004 dropped it:
-# plain sqlite3, 500 rows a transaction, ~28,000 events/s with it, ~45,000 with this).
+# once per transaction rather than by a per-row trigger (tenant migration 0004 dropped it
+# as the slower of the two; docs/benchmarks.md).
 # `:after` is the highest seq before the transaction's first insert (LAST_EVENT_SEQ_SQL,
 # read inside the same write transaction, so every row above it is this transaction's).
 # Plain SQL with named parameters: sqlite3, aiosqlite and text() all take it, so every

@@ -227,8 +227,8 @@ def leased() -> int:
 
 class _Lease:
     """TenantDatabases.lease's context manager: a class rather than an
-    @asynccontextmanager generator, whose wrapper objects and generator steps cost ~2 us of
-    every request's ~200 (an edge-only benchmark of the REST append, 2026-11-30)."""
+    @asynccontextmanager generator, whose wrapper objects and generator steps cost a
+    measurable share of every request (docs/benchmarks.md)."""
 
     __slots__ = ("_db", "_dbs", "_tenant_id")
 

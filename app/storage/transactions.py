@@ -64,16 +64,15 @@ async def read_rows(
 
     Such a read costs less than the hand-off (a queue, a thread wake-up, a future resolved
     through the loop's self-pipe), and the rows are made into Python objects under the GIL
-    either way: with 16 requests in flight, pages read on four connection threads took ~2.3
-    ms of CPU each over HTTP, against ~1.5 ms inline (bench/http_bench.py --only events,
-    2026-11-30). The loop is not held long: a statement still running after
-    fastpath.statement.INLINE_BUDGET_S (2 ms) is interrupted by SQLite's progress handler,
-    which leaves an autocommit read no trace, and is run again on aiosqlite's thread. One
-    wait for the disk (a page not in the OS cache) cannot be interrupted: it holds the loop
-    as long. Full-text searches stay on the thread (`read_statement`): FTS5 does its work
-    inside a few virtual-table instructions, where the progress handler is not called, and
-    on the thread SQLite overlaps the loop's work on the other CPU. A read in WAL mode takes
-    no lock that a writer holds, so it does not wait on busy_timeout.
+    either way (docs/benchmarks.md has the figures). The loop is not held long: a statement
+    still running after fastpath.statement.INLINE_BUDGET_S (2 ms) is interrupted by SQLite's
+    progress handler, which leaves an autocommit read no trace, and is run again on
+    aiosqlite's thread. One wait for the disk (a page not in the OS cache) cannot be
+    interrupted: it holds the loop as long. Full-text searches stay on the thread
+    (`read_statement`): FTS5 does its work inside a few virtual-table instructions, where
+    the progress handler is not called, and on the thread SQLite overlaps the loop's work on
+    the other CPU. A read in WAL mode takes no lock that a writer holds, so it does not wait
+    on busy_timeout.
 
     `run_sync`, not `execute`: AsyncConnection.execute insists that the statement awaited
     something (SQLAlchemy's check for a driver that is not async), and an inline read

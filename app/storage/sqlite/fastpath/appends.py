@@ -58,13 +58,10 @@ def _insert_sql(columns: Sequence[str]) -> str:
 # A large group's rows in ONE statement: json_each unpacks a JSON array of row arrays
 # inside SQLite. executemany steps SQLite once per row, and sqlite3 releases and takes back
 # the GIL around every step: with the event loop busy, each take-back waits for the loop to
-# let go (up to sys.getswitchinterval(), 5 ms), so a 500-row insert crawled while requests
-# were being parsed. One statement takes the GIL back once, and SQLite's JSON parsing runs
-# on the other CPU meanwhile. Batches of 500: 39-53 -> 56-66 requests/s (http_bench --only
-# batch, 2 alternating pairs, 06:21-06:23). A group of single appends (~32 rows) is better
-# off with executemany (the JSON costs more than the waits: 5,190-6,140 -> 4,664-5,349
-# events/s through REST, http_bench --only append, 06:23-06:26). (A body may not hold a
-# NUL character, which SQLite's JSON functions would end it at: app/services/validation.)
+# let go, so a large insert crawled while requests were being parsed; one statement takes
+# the GIL back once. A small group (a few single appends) is better off with executemany,
+# where the JSON costs more than the waits (docs/benchmarks.md has the figures). A body
+# may not hold a NUL character, which SQLite's JSON functions would end it at.
 JSON_INSERT_ROWS = 100
 
 

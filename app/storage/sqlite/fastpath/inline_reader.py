@@ -18,9 +18,8 @@ class InlineReader:
     hottest read (a page of the event log): the statement's SQL and value conversions,
     taken from SQLAlchemy's compiler and column types once per statement, and then only
     sqlite3's execute and fetchall. SQLAlchemy's connection, pool, greenlet and result
-    layers around a read cost ~2x the read itself for a page of 50 (`read_rows` ~480 µs
-    against ~200 µs here, rows made into events included); this is the part of SQLAlchemy
-    the hot path does by hand, for that reason alone.
+    layers around such a read cost more than the read itself (docs/benchmarks.md); this
+    is the part of SQLAlchemy the hot path does by hand, for that reason alone.
 
     Read-only (`query_only`), and it never waits: busy_timeout 0, and the same 2 ms budget
     as `read_rows`. `rows` returns None when this connection will not answer (a statement

@@ -23,8 +23,7 @@ async def write_on_thread(engine: AsyncEngine, fn: Callable[[sqlite3.Connection]
     For the group commit of appends, the hottest write: through `write_transaction` a
     group took six hand-offs to the thread and back (BEGIN, the idempotency-key read,
     max(seq), the INSERT, the index statement, COMMIT), each through SQLAlchemy's
-    connection, greenlet and result layers, ~11% of the event loop's time in the append
-    benchmark (py-spy of `http_bench --only append`, 2026-11-30). `fn` runs on the thread
+    connection, greenlet and result layers (docs/benchmarks.md). `fn` runs on the thread
     with plain sqlite3 calls (see compiled.fetch_rows); it must not touch the event loop.
 
     The connection is checked out of the engine's pool as for any statement (so the pool
@@ -38,14 +37,13 @@ async def write_on_thread(engine: AsyncEngine, fn: Callable[[sqlite3.Connection]
 
 
 async def read_on_thread(engine: AsyncEngine, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-    """`fn(sqlite3 connection)`, ONE read statement (see compiled.fetch_rows), as one call on a
-    pooled connection's aiosqlite thread, without BEGIN/COMMIT: SQLite runs a lone
+    """`fn(sqlite3 connection)`, ONE read statement (see compiled.fetch_rows), as one call
+    on a pooled connection's aiosqlite thread, without BEGIN/COMMIT: SQLite runs a lone
     statement in a transaction of its own, one consistent snapshot (as `read_statement`).
 
-    For the entry search, whose rare-word pages take ~0.6 ms of SQLite: SQLAlchemy's
+    For the entry search, whose rare-word pages take little SQLite time: SQLAlchemy's
     execution and result layers around it cost about as much again on the event loop
-    (bench/http_bench.py --only search, 2026-11-30). Errors and cancellation as in
-    `write_on_thread`."""
+    (docs/benchmarks.md). Errors and cancellation as in `write_on_thread`."""
     return await _on_thread(engine, _call, fn)
 
 

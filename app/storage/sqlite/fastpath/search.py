@@ -16,20 +16,12 @@ from app.storage.sqlite.fastpath.inline_reader import InlineReader
 from app.storage.sqlite.fastpath.on_thread import read_on_thread
 
 # A search whose words match at most this many entries (in all scopes) is read on the
-# event loop's thread when no other request is being served. The bench's 100,000-entry
-# tenant (bench/results/data), one scope, sqlite3 alone: a question about one word in 30
-# entries 0.45 ms, two in 60 0.55, three in 90 0.65, twelve in 317 2.5. For those, the
-# hand-off to aiosqlite's thread and back costs more than the read (`asgi_bench --only
-# search_rare_gql`, one request at a time: 805 -> 380 µs CPU a request; `http_bench
-# --only search`, 1 client: 1.38-1.53 -> 1.23 ms server time). With other requests in
-# flight the thread is better even for those: SQLite's C runs there (without the GIL)
-# while the loop serves the others, where inline it would hold them all up (16 clients
-# asking rare words: p95 50-64 ms through the thread, 101-104 inline; 07:40-07:43). A
-# common word (2,000-50,000 entries, 3-20 ms) always goes to the thread.
+# event loop's thread when no other request is being served: for so few, the hand-off to
+# aiosqlite's thread costs more than the read; with other requests in flight SQLite is
+# better run on the thread, without the GIL (docs/benchmarks.md has the figures).
 INLINE_SEARCH_MATCHES = 150
-# ...and has at most this many words: each word costs FTS5 a lookup (~0.1 ms), whatever it
-# matches, and a longer question's words are neither counted nor read inline (a question
-# may have 64 words; counting each common one costs up to ~2 ms).
+# ...and has at most this many words: each word costs FTS5 a lookup whatever it matches,
+# so a longer question's words are neither counted nor read inline.
 INLINE_SEARCH_WORDS = 6
 
 
@@ -72,7 +64,7 @@ _ENTRY_WORD_COUNT_SQL = "SELECT count(*) FROM memory_entries_fts WHERE memory_en
 def count_entry_words(conn: sqlite3.Connection, words: Iterable[str]) -> dict[str, int]:
     """Each word's number of matching entries (title, summary or tags; every scope), on a
     plain sqlite3 connection. Counting skips bm25, but still reads the word's whole
-    posting list: ~0.03 ms for a word in 30 entries of 100,000, ~2 ms in 50,000."""
+    posting list."""
     return {
         word: conn.execute(
             _ENTRY_WORD_COUNT_SQL, (text_query([word], ENTRY_TEXT_COLUMNS),)

@@ -21,7 +21,7 @@ from app.storage.sqlite.fastpath.dialect import SCHEME, OneHopDialect
 class SharedDialectEngines:
     """`create_async_engine` makes a new dialect for every engine, and SQLAlchemy keys its
     compiled-statement cache by the dialect instance, so every newly opened tenant would
-    compile each statement again (~0.5 ms for an event page) and run the dialect's
+    compile each statement again and run the dialect's
     first-connect `initialize` (a PRAGMA round trip to aiosqlite's thread). Here the
     engine is assembled from its parts instead (the pool, `Engine`, `AsyncEngine`, what
     `create_async_engine` does after making the dialect) around one dialect, initialised
