@@ -65,6 +65,12 @@ class Settings(BaseSettings):
     sqlite_busy_timeout_ms: int = Field(
         default=5000, ge=0, description="How long a SQLite write waits for a lock."
     )
+    sqlite_fast_path: bool = Field(
+        default=True,
+        description="Use storage's SQLite short cuts around SQLAlchemy's and aiosqlite's "
+        "private APIs (docs/fast-paths.md). Off: stock SQLAlchemy + aiosqlite, the same "
+        "results and errors, slower.",
+    )
     auth_cache_seconds: float = Field(
         default=5.0,
         ge=0,

@@ -21,10 +21,10 @@ from app.services.events import to_event
 from app.services.records import Entry, Event, Scope
 from app.services.tokens import cut_to_tokens, estimate_tokens
 from app.storage import fulltext
-from app.storage.engine import read_transaction
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction
 from app.storage.types import utcnow
 
 MIN_TOKENS = 64  # room for a section header and one item cut down to its marker

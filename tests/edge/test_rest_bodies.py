@@ -15,8 +15,8 @@ from app.deps import Container
 from app.edge import rest
 from app.services import entries, events
 from app.services.records import EntryIn, Event, EventFilter, EventIn, Scope
-from app.storage.engine import write_transaction
 from app.storage.models import events_table as ev_t
+from app.storage.transactions import write_transaction
 from tests.conftest import TenantFixture
 
 AT = datetime(2026, 3, 4, 5, 6, 7, 89, tzinfo=UTC)
