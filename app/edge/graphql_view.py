@@ -113,13 +113,12 @@ class GraphQLView(GraphQL[Context, None]):
             return json.dumps(data, separators=(",", ":")).encode()
 
     def decode_json(self, data: str | bytes) -> object:
-        # orjson parses a request body several times faster than json.loads (~2 µs of
-        # `{ __typename }`, more for a mutation's variables). It refuses some of what
-        # json.loads takes (NaN, 1e400, lone surrogates, a BOM, UTF-16, deep nesting) and
-        # reads an integer outside 64 bits as a float: a body with 19 digits in a row (as
-        # an integer, or anywhere) or that orjson refuses is json.loads', which answers
-        # (or raises) as before. For the rest the values are the same, types included
-        # (tests/graphql/test_view_short_path.py, with a fuzz of 3,000 documents).
+        # orjson parses a request body several times faster than json.loads. It refuses
+        # some of what json.loads takes (NaN, 1e400, lone surrogates, a BOM, UTF-16, deep
+        # nesting) and reads an integer outside 64 bits as a float: a body with 19 digits
+        # in a row (as an integer, or anywhere) or that orjson refuses is json.loads',
+        # which answers (or raises) as before. For the rest the values are the same, types included
+        # (tests/edge/test_graphql_bodies.py, with a fuzz of 3,000 documents).
         long_digits = _LONG_DIGITS.get(type(data))
         if long_digits is not None and long_digits.search(data) is None:
             try:

@@ -20,22 +20,33 @@ CACHE_SIZE = 1024
 MASKED_MESSAGE = "Internal server error"
 
 
-class MaskUnexpected(MaskErrors):
-    """MaskErrors whose masked error carries `code` and the request id to quote.
+def mask(error: GraphQLError, request_id: str | None) -> GraphQLError:
+    """What MaskErrors.anonymise_error returns, plus a code and the request id to quote.
 
-    The masked error's `__cause__` is the original, for the HTTP edge, which names a
-    tenant database that cannot serve instead (app/edge/graphql_view.py).
+    Its `__cause__` is the original, for the HTTP edge, which names a tenant database
+    that cannot serve instead (app/edge/graphql_view.py).
     """
+    masked = GraphQLError(
+        message=MASKED_MESSAGE,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=None,
+    )
+    masked.extensions = {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id}
+    masked.__cause__ = error.original_error
+    return masked
+
+
+class MaskUnexpected(MaskErrors):
+    """MaskErrors whose masked error carries `code` and the request id (`mask`)."""
 
     def __init__(self, should_mask_error: Callable[[GraphQLError], bool]) -> None:
         super().__init__(should_mask_error=should_mask_error, error_message=MASKED_MESSAGE)
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
-        masked = super().anonymise_error(error)
-        request_id = getattr(self.execution_context.context, "request_id", None)
-        masked.extensions = {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id}
-        masked.__cause__ = error.original_error
-        return masked
+        return mask(error, getattr(self.execution_context.context, "request_id", None))
 
 
 def operation_of(execution_context: Any) -> tuple[str | None, str] | None:
@@ -54,17 +65,22 @@ def operation_of(execution_context: Any) -> tuple[str | None, str] | None:
         return name, "unknown"
 
 
+def note_operation(execution_context: Any, operation: tuple[str | None, str] | None = None) -> None:
+    """Leave the operation's (name, type) in the context's `operation` for the edge's
+    metrics labels. `operation`: what `operation_of` would answer, when already known."""
+    context = execution_context.context
+    if hasattr(context, "operation"):
+        context.operation = operation_of(execution_context) if operation is None else operation
+
+
 class NoteOperation(SchemaExtension):
-    """Leaves the operation's (name, type) in the context's `operation`, even when the
-    operation fails, for the HTTP edge's metrics labels."""
+    """`note_operation` at the end of every operation, even one that fails."""
 
     def on_operation(self) -> Iterator[None]:
         try:
             yield
         finally:
-            context = self.execution_context.context
-            if hasattr(context, "operation"):
-                context.operation = operation_of(self.execution_context)
+            note_operation(self.execution_context)
 
 
 def operation_extensions(

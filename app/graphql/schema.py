@@ -7,6 +7,7 @@ masked for the client and logged with the request id (app/graphql/extensions.py)
 
 import logging
 from functools import cache
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
@@ -279,13 +280,16 @@ def build_schema(*, introspection: bool = True, fast_path: bool = True) -> straw
         *MaxAliasesLimiter(max_alias_count=GRAPHQL_MAX_ALIASES).validation_rules,
         *(() if introspection else (NoSchemaIntrospectionCustomRule,)),
     )
-    extensions = operation_extensions(
-        max_tokens=GRAPHQL_MAX_TOKENS, validation_rules=rules, should_mask_error=_should_mask
-    )
+    limits: dict[str, Any] = {
+        "max_tokens": GRAPHQL_MAX_TOKENS,
+        "validation_rules": rules,
+        "should_mask_error": _should_mask,
+    }
     query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
     mutation = merge_types("Mutation", (Mutation, CompactionMutation))
     if fast_path:
-        return fastpath.build(UnexpectedLoggingSchema, query, mutation, extensions)
+        return fastpath.build(UnexpectedLoggingSchema, query, mutation, **limits)
+    extensions = operation_extensions(**limits)
     return UnexpectedLoggingSchema(query=query, mutation=mutation, extensions=extensions)
 
 

@@ -155,7 +155,7 @@ def test_a_real_server_answers_400_without_a_traceback(tmp_path: Path, fast_path
     log = tmp_path / "serve.log"
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     with (
-        serving(argv, url=url, env=env, cwd=tmp_path, log=log),
+        serving(argv, url=url, env=env, cwd=tmp_path, log=log, startup_seconds=90),
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         for name, body in UNDECODABLE.items():
