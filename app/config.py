@@ -122,6 +122,11 @@ class Settings(BaseSettings):
         default=True, description="Allow GraphQL introspection (GraphiQL needs it)."
     )
     graphiql: bool = Field(default=True, description="Serve GraphiQL at GET /graphql.")
+    graphql_fast_path: bool = Field(
+        default=True,
+        description="Take the GraphQL short cuts around Strawberry and graphql-core "
+        "(app/graphql/fastpath/, docs/fast-paths.md); off: stock Strawberry, same answers.",
+    )
     assets_dir: Path = Field(
         default=Path(__file__).resolve().parent.parent / "assets" / "node_modules",
         description="Where GraphiQL's JS/CSS were installed from the npm registry (`make` "

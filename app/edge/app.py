@@ -33,7 +33,7 @@ from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
 from app.edge.responses import StatusNoted, unanswered_status
 from app.edge.rest import rest_routes
-from app.graphql.schema import build_schema, schema
+from app.graphql.schema import schema_for
 from app.logs import request_id_var
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 f"<!doctype html><title>GraphiQL unavailable</title><p>{html.escape(str(exc))}",
                 status_code=503,
             )
-    gql_schema = schema if settings.introspection else build_schema(introspection=False)
+    gql_schema = schema_for(
+        introspection=settings.introspection, fast_path=settings.graphql_fast_path
+    )
 
     class GraphQLEndpoint:
         """The GraphiQL page for a browser without a key; every operation via TenantBound."""
