@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from cross_web import HTTPException
-from servers import free_port, serving
+from tests.support.servers import free_port, serving
 
 from app.deps import Container
 from app.edge.graphql_view import GraphQLView
