@@ -2,7 +2,7 @@
 
 Routes: /healthz (liveness), /readyz (readiness), /metrics (JET_METRICS_TOKEN when set),
 /openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
-without a key, every operation with one); the REST routes under /memory (app/edge/rest.py).
+without a key, every operation with one); the REST routes under /memory (app/edge/rest/).
 Everything that touches memory goes through TenantBound. Edge (below) is the Starlette app,
 with HttpMetrics around every request and a direct way to the fixed-path ASGI routes.
 """
@@ -32,7 +32,7 @@ from app.edge.limits import MAX_BODY_BYTES
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
 from app.edge.responses import StatusNoted, unanswered_status
-from app.edge.rest import rest_routes
+from app.edge.rest.routing import rest_routes
 from app.graphql.schema import build_schema, schema
 from app.logs import request_id_var
 
