@@ -25,12 +25,13 @@ from starlette.types import Lifespan, Receive, Scope, Send
 from app import __version__
 from app.config import Settings
 from app.deps import Container, build
-from app.edge.auth import TenantBound, current_request_id
+from app.edge.auth import TenantBound
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
+from app.edge.request_ids import current_request_id
 from app.edge.responses import StatusNoted, unanswered_status
 from app.edge.rest.routing import rest_routes
 from app.graphql.schema import build_schema, schema

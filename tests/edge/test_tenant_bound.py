@@ -11,6 +11,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,7 +21,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 from app.config import Settings
 from app.deps import Container, build
-from app.edge import auth as auth_module
+from app.edge import request_ids
+from app.edge.answers import GRAPHQL_ANSWERS
 from app.edge.app import create_app
 from app.edge.auth import TenantBound
 from app.edge.limits import MAX_BODY_BYTES
@@ -215,8 +217,7 @@ async def test_the_413_of_a_streamed_body_is_sent_within_the_request(
     container: Container, tenant: TenantFixture, limit_first: bool
 ) -> None:
     """Both ways, the request's id and tenant are in the logs' context (uvicorn's access
-    line) and the 413 carries the id: REST answers within the lease, GraphQL (limit
-    first) once the lease is given back."""
+    line) and the 413 carries the id, once the lease is given back."""
     seen: list[tuple[str | None, str | None]] = []
 
     async def too_large(scope: Scope, send: Send, limit: int) -> None:
@@ -228,7 +229,10 @@ async def test_the_413_of_a_streamed_body_is_sent_within_the_request(
             pass
         await JSONResponse({})(scope, receive, send)
 
-    app = TenantBound(reads, container, limit=10, too_large=too_large, limit_first=limit_first)
+    app = TenantBound(
+        reads, container, answers=replace(GRAPHQL_ANSWERS, too_large=too_large), limit=10,
+        limit_first=limit_first,
+    )  # fmt: skip
     r = await exchange(app, "/x", [*auth(tenant), (b"x-request-id", b"t-4")], [b"1" * 8, b"2" * 3])
     assert r.status == 413 and r.json == {"limit": 10}
     assert seen == [("t-4", tenant.id)] and r.header(b"x-request-id") == [b"t-4"]
@@ -465,8 +469,8 @@ def test_new_request_ids_are_32_hex_digits_of_128_random_bits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for n in [0, 1, 0xABC, 2**64, 2**127 + 5, 2**128 - 1]:
-        monkeypatch.setattr(auth_module.random, "getrandbits", lambda bits, n=n: n)
-        assert auth_module.new_request_id() == f"{n:032x}"
+        monkeypatch.setattr(request_ids.random, "getrandbits", lambda bits, n=n: n)
+        assert request_ids.new_request_id() == f"{n:032x}"
     monkeypatch.undo()
-    ids = {auth_module.new_request_id() for _ in range(1000)}
+    ids = {request_ids.new_request_id() for _ in range(1000)}
     assert len(ids) == 1000 and all(RANDOM_ID.fullmatch(i) for i in ids)

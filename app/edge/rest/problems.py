@@ -13,7 +13,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Scope as AsgiScope
 from starlette.types import Send
 
-from app.edge.auth import current_request_id
+from app.edge.answers import ErrorAnswers
+from app.edge.request_ids import current_request_id
 from app.edge.responses import send_json
 from app.edge.rest.models import ResponseModel
 from app.edge.unavailable import retry_after_headers
@@ -154,6 +155,15 @@ async def problem_too_large(scope: AsgiScope, send: Send, limit: int) -> None:
         send, 413, p.body(request_id), content_type=PROBLEM_JSON,
         headers=[(b"x-request-id", request_id.encode())],
     )  # fmt: skip
+
+
+PROBLEM_ANSWERS = ErrorAnswers(
+    unauthorized=problem_unauthorized,
+    too_large=problem_too_large,
+    too_many=problem_too_many,
+    unavailable=problem_unavailable,
+    internal_error=problem_internal_error,
+)
 
 
 # Service error code → status when the input came from the body (query: 400, see below).

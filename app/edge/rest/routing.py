@@ -25,13 +25,9 @@ from app.edge.rest.handlers import (
     update_entry,
 )
 from app.edge.rest.problems import (
+    PROBLEM_ANSWERS,
     HttpProblem,
     problem,
-    problem_internal_error,
-    problem_too_large,
-    problem_too_many,
-    problem_unauthorized,
-    problem_unavailable,
     unavailable_problem,
 )
 from app.storage.unavailable import TenantUnavailable
@@ -64,17 +60,10 @@ class Resource:
         container = self._get_container()
         if self._app is None or container is not self._container:
             self._container = container
-            # The body limit after the key, within the lease (as when BodyLimit was inside
-            # TenantBound here): a request without a valid key is a 401 whatever its size.
+            # The body limit after the key: a request without a valid key is a 401
+            # whatever its size.
             self._app = TenantBound(
-                self._dispatch,
-                container,
-                unauthorized=problem_unauthorized,
-                internal_error=problem_internal_error,
-                unavailable=problem_unavailable,
-                too_many=problem_too_many,
-                limit=MAX_BODY_BYTES,
-                too_large=problem_too_large,
+                self._dispatch, container, answers=PROBLEM_ANSWERS, limit=MAX_BODY_BYTES
             )
         return self._app(scope, receive, send)
 
