@@ -59,13 +59,9 @@ def read_headers(scope: Scope) -> tuple[bytes | None, str | None, bytes | None]:
 
 
 def noting_sender(send: Send, request_id: str) -> StatusNoted:
-    """The request's one `send` wrapper: it notes the status and whether a response started,
-    and adds the request id to the response. A StatusNoted given by the caller (nothing
-    sent yet, no id of its own) is used as it is rather than wrapped a second time."""
-    if type(send) is StatusNoted and send.request_id is None and not send.started:
-        sender = send
-    else:
-        sender = StatusNoted(send, 0)
+    """The request's one `send` wrapper: it notes whether a response started and adds the
+    request id to the response."""
+    sender = StatusNoted(send, 0)
     sender.request_id = request_id.encode()
     return sender
 
@@ -154,8 +150,6 @@ class TenantBound:
             if not await self._answer_failure(exc, scope, receive, sender, content_length):
                 raise
         finally:
-            if sender is send:
-                sender.request_id = None  # the caller's: what it sends after us is its own
             tenant_id_var.reset(tenant_token)
             request_id_var.reset(request_token)
 
