@@ -83,20 +83,19 @@ def check_time(value: datetime, field: str) -> None:
 
 
 def check_batch(events: list[EventIn]) -> None:
-    """Validate a batch as a whole; every bad item is reported, under input[i]."""
+    """Validate a batch as a whole (the empty path); every bad item is reported, under its
+    index."""
     if not events:
-        raise InvalidInput(["input"], "input must hold at least one event")
+        raise InvalidInput([], "a batch must hold at least one event")
     if len(events) > limits.BATCH_MAX:
-        raise TooLarge(
-            ["input"], f"a batch holds at most {limits.BATCH_MAX} events, got {len(events)}"
-        )
+        raise TooLarge([], f"a batch holds at most {limits.BATCH_MAX} events, got {len(events)}")
     now = utcnow()
     errors: list[JetError] = []
     for i, event in enumerate(events):
         try:
             check_event(event, now=now)
         except JetError as exc:
-            errors.append(exc.at("input", str(i)))
+            errors.append(exc.at(str(i)))
     if errors:
         raise JetErrors(errors)
 

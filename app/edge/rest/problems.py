@@ -3,7 +3,6 @@ handlers raise, the edge's own answers (401, 413, 429, 500, 503) and how service
 validation errors become problems naming the REST field and where it was (body, query, header).
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from http import HTTPStatus
 from typing import Any, Literal
@@ -175,14 +174,11 @@ _STATUS = {
     ErrorCode.FORBIDDEN: 422,  # a reserved value (source=compactor), not a missing right
     ErrorCode.BUDGET_EXCEEDED: 422,
 }
-# Service field paths of the GraphQL shape → REST names ("after" is our "cursor").
+# The services' names of a list's paging arguments → REST's query parameters.
 LIST_NAMES: dict[str, tuple[str, Where]] = {
     "after": ("cursor", "query"),
     "first": ("limit", "query"),
 }
-
-
-_ARGUMENT = re.compile(r"^(?:input|filter)(?:\.|$)")
 
 
 def _service_problem(
@@ -191,17 +187,14 @@ def _service_problem(
     found = exc.errors if isinstance(exc, JetErrors) else [exc]
     errors = []
     for e in found:
-        # GraphQL's paths start at the argument ("input.3.body", "filter.search"); REST's
-        # at the body or the parameter ("3.body", "search").
+        # The services' paths are REST's ("3.body", "search"); the empty path is the body.
         dotted = ".".join(e.field)
-        old = _ARGUMENT.sub("", dotted)
-        name: str | None = old or None
+        name: str | None = dotted or None
         at: Where = where
-        if old in names:
-            name, at = names[old]
         message = e.message
-        if name is not None and name != dotted:  # messages use GraphQL's names too
-            message = re.sub(rf"^(?:(?:input|filter)\.)?{re.escape(old)}\b", name, message)
+        if dotted in names:
+            name, at = names[dotted]
+            message = e.renamed([name], name).message
         errors.append(field_error(name, at, e.code.value, message))
     status = _STATUS.get(found[0].code, 422)
     if where == "query" and status == 422:
