@@ -71,7 +71,7 @@ def _query_error(exc: JetError) -> QueryError:
     name = ".".join(exc.field)
     if name in _FILTER_DOTTED:
         exc = exc.renamed([f"filter.{name}"], f"filter.{name}")
-    elif name == "minImportance":
+    elif exc.field[:1] in (["minImportance"], ["tags"], ["kinds"]):
         exc = exc.at("filter")
     return QueryError(exc)
 

@@ -112,6 +112,8 @@ async def create_entry(db: TenantDb, entry: EntryIn) -> Entry:
 async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
     """Apply the fields given; a stale expected_version is a Conflict."""
     validation.check_patch(patch)
+    if not validation.is_text(entry_id):
+        raise NotFound(["id"], f"no memory entry {entry_id!r}")
     async with write_transaction(db.engine) as conn:
         # FOR UPDATE (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises writers): a
         # concurrent update waits here and then sees this one's version, so
@@ -150,6 +152,8 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
 
 async def delete_entry(db: TenantDb, entry_id: str) -> str:
     """Delete an entry; the events a compactor entry folded return to the raw log."""
+    if not validation.is_text(entry_id):
+        raise NotFound(["id"], f"no memory entry {entry_id!r}")
     async with write_transaction(db.engine) as conn:
         found = (await conn.execute(select(en.c.id).where(en.c.id == entry_id))).first()
         if found is None:
@@ -165,6 +169,8 @@ async def delete_entry(db: TenantDb, entry_id: str) -> str:
 
 async def get_entry(db: TenantDb, entry_id: str) -> Entry | None:
     """One entry by id, or None."""
+    if not validation.is_text(entry_id):
+        return None
     rows = await read_rows(db.engine, select(*COLUMNS).where(en.c.id == entry_id))
     return to_entry(rows[0]) if rows else None
 
@@ -183,6 +189,7 @@ async def list_entries(
     """Most recently updated first; with flt.search, most relevant first (score = -bm25)."""
     validation.check_first(first)
     validation.check_search(flt.search)
+    validation.check_filter_text(flt.scope_ref, flt.tags, "tags")
     if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
         raise InvalidInput(["minImportance"], "minImportance must be 1 to 5")
     if flt.search is not None:

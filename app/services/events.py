@@ -212,6 +212,8 @@ def _decide(
 
 async def get_event(db: TenantDb, event_id: str) -> Event | None:
     """One event by id, or None."""
+    if not validation.is_text(event_id):
+        return None
     rows = await read_rows(db.engine, select(*COLUMNS).where(ev.c.id == event_id))
     return to_event(rows[0]) if rows else None
 
@@ -248,6 +250,7 @@ async def list_events_next(
 def _check_filter(flt: EventFilter, first: int) -> None:
     validation.check_first(first)
     validation.check_search(flt.search)
+    validation.check_filter_text(flt.scope_ref, flt.kinds, "kinds")
     if flt.scope is not None and flt.scope_ref is not None:
         validation.check_scope(flt.scope, flt.scope_ref)
     if flt.occurred_after is not None:

@@ -4,6 +4,7 @@ They parse what the routes take and document it (app/edge/openapi.py); the servi
 enforce the limits they document.
 """
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar
 
@@ -15,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     TypeAdapter,
+    ValidationError,
 )
 from pydantic.alias_generators import to_camel
 
@@ -31,7 +33,27 @@ def _utc(value: datetime) -> datetime:
     try:
         return value.astimezone(UTC)
     except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 has no UTC equivalent
-        raise ValueError("timestamp is out of range") from None
+        bound = "at most 9999-12-31T23:59:59.999999Z" if value.year > 1 else "after 1970"
+        raise ValueError(f"timestamp is out of range: it must be {bound} in UTC") from None
+
+
+_ISO_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+_DATETIME = TypeAdapter(datetime)
+
+
+def _iso_8601(value: object) -> object:
+    """An ISO 8601 date and time, as GraphQL's DateTime takes: pydantic alone would read a
+    number, or a numeric string, as seconds since 1970."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not _ISO_DATE_TIME.match(value):
+        raise ValueError(
+            "must be an ISO 8601 date and time with a time zone, e.g. 2026-05-01T09:30:00Z"
+        )
+    try:  # parsed here, as pydantic does: the strict body models take only a datetime
+        return _DATETIME.validate_python(value)
+    except ValidationError as exc:
+        raise ValueError(exc.errors()[0]["msg"]) from None
 
 
 _ENUM_NOTE = "; uppercase (as in GraphQL) is accepted too"
@@ -39,8 +61,9 @@ ScopeIn = Annotated[Scope, BeforeValidator(_lower), Field(description="memory sc
 SourceIn = Annotated[
     EntrySource, BeforeValidator(_lower), Field(description="entry source" + _ENUM_NOTE)
 ]
-# Aware only: a naive time is ambiguous. Normalised to UTC (and range-checked) here.
-Timestamp = Annotated[AwareDatetime, AfterValidator(_utc)]
+# ISO 8601 text, aware only: a naive time is ambiguous. Normalised to UTC (and
+# range-checked) here; the services refuse a time before 1970.
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_iso_8601), AfterValidator(_utc)]
 
 
 def _limit(**schema: Any) -> Any:
