@@ -107,6 +107,7 @@ class TenantBound:
             await self.app(scope, receive, send)
             return
         authorization, client_request_id, content_length = read_headers(scope)
+        # 1. request id
         request_id = bind_request_id(scope, client_request_id)
         # Every log record of this request carries its id (and tenant, once known).
         request_token = request_id_var.set(request_id)
@@ -115,10 +116,12 @@ class TenantBound:
         if self.limit is not None:
             receive = LimitedReceive(receive, self.limit)
         try:
+            # 2. body limit, before the key (GraphQL's order)
             limit = self.limit_before_key
             if limit is not None and declared_over(content_length, limit):
                 await self.answers.too_large(scope, sender, limit)
                 return
+            # 3. API key -> tenant
             token = _bearer(authorization)
             auth = self.container.auth
             # A key verified within the cache's ttl costs no coroutine (tenant_for's own
@@ -133,20 +136,23 @@ class TenantBound:
                 return
             scope["state"]["tenant_id"] = tenant_id
             tenant_id_var.set(tenant_id)
+            # 4. rate limit
             limiter = self.container.limiter
             if limiter.enabled:
                 wait = limiter.acquire(token)
                 if wait > 0:
                     await self._too_many(scope, sender, wait, request_id)
                     return
+            # 2'. body limit, once the key is known (REST's order)
             limit = self.limit_after_key
             if limit is not None and declared_over(content_length, limit):
                 await self.answers.too_large(scope, sender, limit)
                 return
+            # 5. lease
             async with self.container.tenants.lease(tenant_id) as db:
                 scope["state"]["db"] = db
                 await self.app(scope, receive, sender)
-        except Exception as exc:
+        except Exception as exc:  # 6. error answers
             if not await self._answer_failure(exc, scope, receive, sender, content_length):
                 raise
         finally:
