@@ -56,18 +56,28 @@ log = logging.getLogger(__name__)
 CtxInfo = Info[Context, None]
 
 
-def _query_error(exc: JetError, *prefix: str) -> QueryError:
-    return QueryError(exc.at(*prefix) if prefix and exc.field[:1] != list(prefix) else exc)
+# Services name a list's filter fields by the domain's names; GraphQL reports them under
+# its `filter` argument: these as one `filter.<name>` segment, named so in the message too.
+_FILTER_DOTTED = frozenset({"search", "occurredAfter", "occurredBefore"})
+
+
+def _query_error(exc: JetError) -> QueryError:
+    name = ".".join(exc.field)
+    if name in _FILTER_DOTTED:
+        exc = exc.renamed([f"filter.{name}"], f"filter.{name}")
+    elif exc.field[:1] in (["minImportance"], ["tags"], ["kinds"]):
+        exc = exc.at("filter")
+    return QueryError(exc)
 
 
 def _user_errors(exc: JetError | JetErrors) -> list[UserError]:
     errs = exc.errors if isinstance(exc, JetErrors) else [exc]
-    return [UserError.of(e) for e in errs]
+    return [UserError.of(_with_input(e)) for e in errs]
 
 
 def _with_input(exc: JetError) -> JetError:
-    """Field paths of a mutation's input start at "input"."""
-    return exc if exc.field[:1] in (["input"], ["id"]) else exc.at("input")
+    """Field paths of a mutation's input start at "input" (a batch's as a whole: "input")."""
+    return exc if exc.field[:1] == ["id"] else exc.at("input")
 
 
 def _event_in(i: AppendMemoryEventInput) -> EventIn:

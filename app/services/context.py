@@ -6,6 +6,7 @@ newest first. Weights tuned by bench/tune_context.py; budget rules in docs/conte
 """
 
 import math
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -247,8 +248,37 @@ def _reader(
 # -------------------------------------------------------------------------- Markdown
 
 
+# Stored text is content, never structure: the loader's headings (`## `, `### ` items) and
+# blank-line separators are its own. Rows stored before a rule existed may hold anything.
+# What ends a line for a Markdown reader or a model: CR, NEL, LINE and PARAGRAPH SEPARATOR.
+_LINE_ENDS = re.compile(r"\r\n?|[\x85\u2028\u2029]")
+# Anything that would break a heading or meta line: controls (C0, C1, DEL) and line ends.
+_NOT_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# A body line that would start structure of its own, also within a quote or list item: an
+# ATX heading, a code fence (which would swallow the items after it), an HTML block, a
+# setext underline (making the line above a heading). A backslash before it makes it text
+# (CommonMark's escape).
+_BLOCK_START = re.compile(
+    r"^((?: {0,3}(?:>[ \t]?|(?:[-+*]|\d{1,9}[.)])[ \t]+))* {0,3})"
+    r"(?=#{1,6}(?:[ \t]|$)|`{3,}|~{3,}|<[A-Za-z!?/]|(?:=+|-+)[ \t]*$)",
+    re.MULTILINE,
+)
+
+
+def one_line(text: str) -> str:
+    """`text` as part of a heading or meta line: every control or line end a space."""
+    return _NOT_ONE_LINE.sub(" ", text)
+
+
+def content(text: str) -> str:
+    """A summary or body as Markdown text under its item: its lines can start no heading,
+    fence or HTML block, and its line ends are newlines."""
+    text = _LINE_ENDS.sub("\n", text.strip())
+    return _BLOCK_START.sub(r"\1\\", text)
+
+
 def _label(scope: Scope, scope_ref: str | None) -> str:
-    return scope.value if scope_ref is None else f"{scope.value}/{scope_ref}"
+    return scope.value if scope_ref is None else f"{scope.value}/{one_line(scope_ref)}"
 
 
 def render_entry(e: Entry) -> str:
@@ -259,13 +289,14 @@ def render_entry(e: Entry) -> str:
         f"importance {e.importance}/5",
     ]
     if e.tags:
-        meta.append("tags: " + ", ".join(e.tags))
-    return f"### {e.title}\n{' · '.join(meta)}\n\n{e.summary.strip()}"
+        meta.append("tags: " + one_line(", ".join(e.tags)))
+    return f"### {one_line(e.title)}\n{' · '.join(meta)}\n\n{content(e.summary)}"
 
 
 def render_event(e: Event) -> str:
     when = f"{e.occurred_at:%Y-%m-%d %H:%M} UTC"
-    return f"### {e.kind} · {_label(e.scope, e.scope_ref)} · {when} · `{e.id}`\n\n{e.body.strip()}"
+    head = f"### {one_line(e.kind)} · {_label(e.scope, e.scope_ref)} · {when} · `{e.id}`"
+    return f"{head}\n\n{content(e.body)}"
 
 
 def _marker(chars_left: int, item_id: str) -> str:

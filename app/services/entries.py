@@ -120,7 +120,7 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
         current = to_entry(row)
         if patch.expected_version is not None and patch.expected_version != current.version:
             raise Conflict(
-                ["input", "expectedVersion"],
+                ["expectedVersion"],
                 f"entry is at version {current.version}, not {patch.expected_version}",
             )
         values: dict[str, Any] = {}
@@ -139,7 +139,7 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
             update(en).where(en.c.id == entry_id, en.c.version == current.version).values(values)
         )
         if done.rowcount != 1:  # cannot happen with the row locked; never lose an update
-            raise Conflict(["input", "expectedVersion"], "entry changed meanwhile; read it again")
+            raise Conflict(["expectedVersion"], "entry changed meanwhile; read it again")
         row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).one()
         return to_entry(row)
 
@@ -201,9 +201,10 @@ async def list_entries(
 ) -> Page[Entry]:
     """Most recently updated first; with flt.search, most relevant first (score = -bm25)."""
     validation.check_first(first)
-    validation.check_search(flt.search, "filter.search")
+    validation.check_search(flt.search)
+    validation.check_filter_text(flt.scope_ref, flt.tags, "tags")
     if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
-        raise InvalidInput(["filter", "minImportance"], "minImportance must be 1 to 5")
+        raise InvalidInput(["minImportance"], "minImportance must be 1 to 5")
     _check_lists(flt)
     if _matches_nothing(flt):
         return Page([], has_next_page=False)
@@ -326,7 +327,7 @@ def _search_query(
     words searched for."""
     assert flt.search is not None
     query = fulltext.Search(
-        search.words(flt.search, "filter.search"),
+        search.words(flt.search, "search"),
         scope=None if flt.scope is None else flt.scope.value,
         scope_ref=None if flt.scope is None else flt.scope_ref,
         tags=list(flt.tags or []),

@@ -141,11 +141,7 @@ def _decide(
                 if _same_content(stored, new):
                     out.append(new_appended(stored, True))
                     continue
-                field = (
-                    ["input", str(i), "idempotencyKey"]
-                    if request.batch
-                    else ["input", "idempotencyKey"]
-                )
+                field = [str(i), "idempotencyKey"] if request.batch else ["idempotencyKey"]
                 errors.append(Conflict(
                     field, f"idempotencyKey {key!r} was already used for a different event",
                 ))  # fmt: skip
@@ -214,18 +210,19 @@ async def list_events_next(
 
 def _check_filter(flt: EventFilter, first: int) -> None:
     validation.check_first(first)
+    validation.check_search(flt.search)
+    validation.check_filter_text(flt.scope_ref, flt.kinds, "kinds")
     if flt.kinds is not None and len(flt.kinds) > limits.FILTER_VALUES_MAX:
         raise TooLarge(
             ["kinds"],
             f"kinds has {len(flt.kinds)} values; the limit is {limits.FILTER_VALUES_MAX}",
         )
-    validation.check_search(flt.search, "filter.search")
     if flt.scope is not None and flt.scope_ref is not None:
         validation.check_scope(flt.scope, flt.scope_ref)
     if flt.occurred_after is not None:
-        validation.check_time(flt.occurred_after, "filter.occurredAfter")
+        validation.check_time(flt.occurred_after, "occurredAfter")
     if flt.occurred_before is not None:
-        validation.check_time(flt.occurred_before, "filter.occurredBefore")
+        validation.check_time(flt.occurred_before, "occurredBefore")
 
 
 def _matches_nothing(flt: EventFilter) -> bool:
@@ -337,7 +334,7 @@ async def _search_events(
 ) -> Page[Event]:
     assert flt.search is not None
     query = fulltext.Search(
-        search.words(flt.search, "filter.search"),
+        search.words(flt.search, "search"),
         scope=None if flt.scope is None else flt.scope.value,
         scope_ref=None if flt.scope is None else flt.scope_ref,
     )

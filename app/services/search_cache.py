@@ -155,7 +155,7 @@ async def search_page(
         return await search_fn(db, flt, first=first, after=after)
     assert flt.search is not None
     key = (
-        db.tenant_id, tuple(search.words(flt.search, "filter.search")), flt.scope,
+        db.tenant_id, tuple(search.words(flt.search, "search")), flt.scope,
         flt.scope_ref, tuple(flt.tags or ()), flt.min_importance, tuple(flt.sources or ()),
         first, after,
     )  # fmt: skip

@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 import pytest
 from cross_web import HTTPException
-from tests.support.servers import free_port, serving
 
 from app.deps import Container
 from app.edge.graphql_view import GraphQLView
 from app.graphql.schema import schema
+from tests.support.servers import free_port, serving
 
 JET = Path(sys.executable).parent / "jet-memory"
 
