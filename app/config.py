@@ -65,6 +65,12 @@ class Settings(BaseSettings):
     sqlite_busy_timeout_ms: int = Field(
         default=5000, ge=0, description="How long a SQLite write waits for a lock."
     )
+    sqlite_fast_path: bool = Field(
+        default=True,
+        description="Use storage's SQLite short cuts around SQLAlchemy's and aiosqlite's "
+        "private APIs (docs/fast-paths.md). Off: stock SQLAlchemy + aiosqlite, the same "
+        "results and errors, slower.",
+    )
     auth_cache_seconds: float = Field(
         default=5.0,
         ge=0,
@@ -116,6 +122,11 @@ class Settings(BaseSettings):
         default=True, description="Allow GraphQL introspection (GraphiQL needs it)."
     )
     graphiql: bool = Field(default=True, description="Serve GraphiQL at GET /graphql.")
+    graphql_fast_path: bool = Field(
+        default=True,
+        description="Take the GraphQL short cuts around Strawberry and graphql-core "
+        "(app/graphql/fastpath/, docs/fast-paths.md); off: stock Strawberry, same answers.",
+    )
     assets_dir: Path = Field(
         default=Path(__file__).resolve().parent.parent / "assets" / "node_modules",
         description="Where GraphiQL's JS/CSS were installed from the npm registry (`make` "

@@ -1,5 +1,9 @@
 """The domain's expected failures, raised by services and shown to clients as UserErrors.
 
+Field paths and messages use the domain's names (`search`, `idempotencyKey`, `3.body` in a
+batch, the empty path for a batch as a whole); each surface adds its own argument or
+location to the path (GraphQL `input`/`filter`, REST body/query/header).
+
     JetError                  base of every expected failure (field path, code, message)
     ├── InvalidInput          a value breaks a rule or a documented limit      (INVALID)
     ├── TooLarge              a value is over a size limit                      (TOO_LARGE)
@@ -35,6 +39,16 @@ class JetError(Exception):
     def at(self, *prefix: str) -> "JetError":
         """The same error with its field path nested under `prefix` (e.g. input, 3)."""
         return type(self)([*prefix, *self.field], self.message)
+
+    def renamed(self, field: Sequence[str], name: str) -> "JetError":
+        """The same error at a surface's `field`, its message naming it `name` where it
+        opened with the domain's name for the field (services' messages open so)."""
+        domain = ".".join(self.field)
+        message = self.message
+        rest = message[len(domain) : len(domain) + 1]
+        if domain and message.startswith(domain) and not (rest.isalnum() or rest == "_"):
+            message = name + message[len(domain) :]
+        return type(self)(field, message)
 
 
 class InvalidInput(JetError):

@@ -26,7 +26,7 @@ from app.services import entries, search, tenants
 from app.services.records import EntryFilter, Scope
 from app.storage import fulltext, migrate
 from app.storage.control_models import api_keys_table, tenants_table
-from app.storage.engine import write_transaction
+from app.storage.transactions import write_transaction
 from app.storage.types import utcnow
 from bench import context as cb  # its Markdown generator and its tenant
 from bench.harness import key_for, new_tenant, open_container

@@ -23,9 +23,9 @@ from app.deps import build
 from app.services import context, tenants
 from app.services.entries import insert_entry
 from app.services.records import EntryIn, EntrySource, Scope
-from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import entries_table
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction, write_transaction
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "context_labelled.json"
 K = 5

@@ -15,8 +15,8 @@ from sqlalchemy import select
 
 from app.config import Settings
 from app.deps import build
-from app.storage.engine import read_transaction
 from app.storage.models import events_table
+from app.storage.transactions import read_transaction
 from tests.test_serve_process import JET, STARTUP_SECONDS, cli, env, free_port
 
 __all__ = ["env"]  # the fixture, imported for its use here

@@ -2,38 +2,38 @@
 
 Routes: /healthz (liveness), /readyz (readiness), /metrics (JET_METRICS_TOKEN when set),
 /openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
-without a key, every operation with one); the REST routes under /memory (app/edge/rest.py).
-Everything that touches memory goes through TenantBound. Edge (below) is the Starlette app,
-with HttpMetrics around every request and a direct way to the fixed-path ASGI routes.
+without a key, every operation with one); the REST routes under /memory (app/edge/rest/).
+Everything that touches memory goes through TenantBound. The app is stock Starlette, with
+HttpMetrics around every request (metered_starlette).
 """
 
 import contextlib
 import gc
 import html
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Host, Match, Route
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Route
 from starlette.types import Lifespan, Receive, Scope, Send
 
 from app import __version__
 from app.config import Settings
 from app.deps import Container, build
-from app.edge.auth import TenantBound, current_request_id
+from app.edge.auth import TenantBound
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
-from app.edge.responses import StatusNoted, unanswered_status
-from app.edge.rest import rest_routes
-from app.graphql.schema import build_schema, schema
+from app.edge.request_ids import current_request_id
+from app.edge.rest.routing import rest_routes
+from app.graphql.schema import schema_for
 from app.logs import request_id_var
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 f"<!doctype html><title>GraphiQL unavailable</title><p>{html.escape(str(exc))}",
                 status_code=503,
             )
-    gql_schema = schema if settings.introspection else build_schema(introspection=False)
+    gql_schema = schema_for(
+        introspection=settings.introspection, fast_path=settings.graphql_fast_path
+    )
 
     class GraphQLEndpoint:
         """The GraphiQL page for a browser without a key; every operation via TenantBound."""
@@ -112,79 +114,20 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     ]
     if settings.graphiql:
         routes += asset_routes
-    return Edge(routes=routes, lifespan=lifespan)
+    return metered_starlette(routes, lifespan)
 
 
-class Edge(Starlette):
-    """Starlette with HttpMetrics around every request and a direct way to the hot routes.
-
-    A request for a route with a fixed path and an ASGI app as its endpoint (/graphql and
-    the REST resources, which do their own auth, limits and error answers) goes straight
-    to that app: what Starlette's stack would do for it (ServerErrorMiddleware's 500 for
-    an exception that escapes before the response starts, the router trying each route in
-    turn, the scope's app/router/route/endpoint/path_params), done here in one frame that
-    also notes the status for the metrics. Four layers of coroutines and send wrappers
-    fewer per request (Starlette's two middlewares, the router, the route). Any other
-    request (another route, a method the route does not allow, a root_path, lifespan)
-    goes through Starlette's stack as before, inside HttpMetrics; Starlette's own answers
-    there (routing's 404 and 405) carry the request id too (`http_exception`).
-    """
-
-    def __init__(
-        self, *, routes: Sequence[BaseRoute], lifespan: Lifespan[Any] | None = None
-    ) -> None:
-        super().__init__(
-            routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_exception}
-        )
-        self.metrics = HttpMetrics(super().__call__)
-        self._direct: dict[str, Route] | None = None
-
-    def _direct_routes(self) -> dict[str, Route]:
-        """Fixed path -> its Route, for routes that no earlier route could take first."""
-        direct: dict[str, Route] = {}
-        earlier: list[BaseRoute] = []
-        for route in self.router.routes:
-            if (
-                isinstance(route, Route)
-                and not route.param_convertors
-                and route.app is route.endpoint  # an ASGI app, not a function Starlette wraps
-                and route.path not in direct
-                and not any(_may_match(r, route.path) for r in earlier)
-            ):
-                direct[route.path] = route
-            earlier.append(route)
-        return direct
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await super().__call__(scope, receive, send)
-            return
-        if self._direct is None:  # routes are final once serving (benchmarks add some)
-            self._direct = self._direct_routes()
-        route = None if scope.get("root_path") else self._direct.get(scope["path"])
-        if route is None or (route.methods is not None and scope["method"] not in route.methods):
-            await self.metrics(scope, receive, send)
-            return
-        noted = StatusNoted(send, 0)  # 0: none sent yet
-        started = time.perf_counter()
-        scope["app"] = self
-        if "router" not in scope:
-            scope["router"] = self.router
-        scope["route"] = route
-        scope["endpoint"] = route.endpoint
-        scope["path_params"] = dict(scope.get("path_params", {}))
-        try:
-            await route.app(scope, receive, noted)
-        except Exception:
-            # As ServerErrorMiddleware: a plain 500 if nothing was sent, then re-raise
-            # for the server to log.
-            if not noted.status:
-                await PlainTextResponse("Internal Server Error", 500)(scope, receive, send)
-                noted.status = 500
-            raise
-        finally:
-            status = noted.status or unanswered_status(scope)
-            self.metrics.record(scope, status, time.perf_counter() - started)
+def metered_starlette(
+    routes: Sequence[BaseRoute], lifespan: Lifespan[Any] | None = None
+) -> Starlette:
+    """Stock Starlette (its router, its 404, 405 and 500) with HttpMetrics counting every
+    request and the request id on Starlette's own answers."""
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(HttpMetrics)],
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_exception},
+    )
 
 
 async def http_exception(request: Request, exc: Exception) -> Response:
@@ -220,14 +163,3 @@ class WithRequestId(Response):
             await super().__call__(scope, receive, send)
         finally:
             request_id_var.reset(token)
-
-
-def _may_match(route: BaseRoute, path: str) -> bool:
-    """Whether `route` could take a request for `path` (any method, any host)."""
-    if isinstance(route, Host):
-        return True  # depends on the Host header
-    scope = {"type": "http", "path": path, "root_path": "", "method": "GET", "headers": []}
-    try:
-        return route.matches(scope)[0] is not Match.NONE
-    except Exception:
-        return True  # when in doubt, Starlette decides

@@ -3,13 +3,10 @@
 Also the GraphQL-over-HTTP spec where strawberry stops short: a client whose Accept asks
 for `application/graphql-response+json` gets that media type, and a 4xx without `data` for
 a request error (parse, validation, variables); `application/json` answers 200 as always.
-A mutation over GET is 405 with `Allow: POST`.
-
-Per request, the common case (one operation POSTed as `application/json`) takes a short
-path through the same hooks (`run` below); request bodies are parsed and responses encoded
-with orjson. The short path makes by hand what starlette would for it (the body read, the
-header reads, the sub-response and the response), each held to starlette's own code by
-tests/graphql/test_view_short_path.py.
+A mutation over GET is 405 with `Allow: POST`. A body that does not decode (not JSON,
+not UTF-8, nested too deeply) is a 400. Every hook used here is Strawberry's documented
+one; the view records the operation for the metrics and names an unavailable tenant
+database (app/edge/unavailable.py) where the schema masked the error.
 """
 
 import json
@@ -19,9 +16,9 @@ from functools import lru_cache
 from typing import Any
 
 import orjson
-from cross_web import HTTPException, StarletteRequestAdapter
+from cross_web import HTTPException
 from graphql import GraphQLError
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
@@ -29,18 +26,19 @@ from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
-from strawberry.types.unset import UNSET
 
 from app.deps import Container
 from app.edge.graphiql import graphiql_html
-from app.edge.observe import OPERATION_STATE_KEY
+from app.edge.observe import OPERATION_STATE_KEY, operation_type
+from app.edge.unavailable import graphql_extensions
 from app.graphql.context import Context
+from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
-_CONTENT_TYPES = {GRAPHQL_RESPONSE: GRAPHQL_RESPONSE.encode("latin-1")}
+BAD_JSON = "Unable to parse request body as JSON"
 # 19 ASCII digits in a row: where an integer may be outside 64 bits (see decode_json).
 _LONG_DIGITS: dict[type, Any] = {bytes: re.compile(rb"[0-9]{19}"), str: re.compile(r"[0-9]{19}")}
 
@@ -95,68 +93,6 @@ def _wants_graphql_response(request: Request | WebSocket) -> bool:
     return wants
 
 
-def _is_json_post(request: Request) -> bool:
-    """POST with Content-Type exactly application/json (parameters allowed).
-
-    Also notes the Accept negotiation (`_wants_graphql_response`) on the way: both are
-    read in one pass over the ASGI headers, as starlette's `Headers.get` reads them (the
-    first header of each name, names as given (ASGI's are lowercase), values latin-1),
-    without making the request's `Headers` object (~2 µs of a `{ __typename }` request).
-    """
-    scope = request.scope
-    if scope["method"] != "POST":
-        return False
-    ctype = accept = None
-    for name, value in scope["headers"]:
-        if ctype is None and name == b"content-type":
-            ctype = value.decode("latin-1")
-        elif accept is None and name == b"accept":
-            accept = value.decode("latin-1")
-    if _WANTS_KEY not in scope:
-        scope[_WANTS_KEY] = wants_graphql_response(accept or "")
-    return (ctype or "").partition(";")[0].strip().lower() == "application/json"
-
-
-async def _body(request: Request) -> bytes:
-    """starlette's `Request.body()` (its `stream()` joined), without the async generator
-    and `aclosing` around it (~3 µs of a `{ __typename }` request): the same messages
-    received, the same attributes set (`_body`, `_stream_consumed`, `_is_disconnected`),
-    the same errors, so strawberry's own `run` reads the same cached body after it."""
-    if hasattr(request, "_body"):
-        return request._body
-    if request._stream_consumed:
-        raise RuntimeError("Stream consumed")
-    chunks: list[bytes] = []
-    receive = request.receive
-    while not request._stream_consumed:
-        message = await receive()
-        if message["type"] == "http.request":
-            body = message.get("body", b"")
-            if not message.get("more_body", False):
-                request._stream_consumed = True
-            if body:
-                chunks.append(body)
-        elif message["type"] == "http.disconnect":
-            request._is_disconnected = True
-            raise ClientDisconnect()
-    request._body = b"".join(chunks)
-    return request._body
-
-
-def _response(body: bytes, status_code: int, raw_headers: list[tuple[bytes, bytes]]) -> Response:
-    """A starlette `Response` with these attributes, as `Response(body, ...)` and header
-    edits leave them, without `__init__`'s `render` and `init_headers` and the
-    `MutableHeaders` the edits make (~4 µs a request; tests/graphql/test_view_short_path.py
-    compares both ways)."""
-    response = Response.__new__(Response)
-    response.status_code = status_code
-    response.media_type = JSON
-    response.background = None
-    response.body = body
-    response.raw_headers = raw_headers
-    return response
-
-
 class GraphQLView(GraphQL[Context, None]):
     def __init__(self, schema: Any, container: Container) -> None:
         super().__init__(
@@ -167,9 +103,6 @@ class GraphQLView(GraphQL[Context, None]):
         )
         self.container = container
         self._page = graphiql_html() if container.settings.graphiql else ""
-        # The short path in `run` knows nothing of streaming transports (SSE, multipart
-        # subscriptions) or uploads: with any of them configured, strawberry runs it all.
-        self._short_path = not self._stream_transport_map and not self.multipart_uploads_enabled
 
     def encode_json(self, data: object) -> bytes:
         # orjson: several times faster than json.dumps on a page of results, and UTF-8
@@ -180,85 +113,38 @@ class GraphQLView(GraphQL[Context, None]):
             return json.dumps(data, separators=(",", ":")).encode()
 
     def decode_json(self, data: str | bytes) -> object:
-        # orjson parses a request body several times faster than json.loads (~2 µs of
-        # `{ __typename }`, more for a mutation's variables). It refuses some of what
-        # json.loads takes (NaN, 1e400, lone surrogates, a BOM, UTF-16, deep nesting) and
-        # reads an integer outside 64 bits as a float: a body with 19 digits in a row (as
-        # an integer, or anywhere) or that orjson refuses is json.loads', which answers
-        # (or raises) as before. For the rest the values are the same, types included
-        # (tests/graphql/test_view_short_path.py, with a fuzz of 3,000 documents).
+        # orjson parses a request body several times faster than json.loads. It refuses
+        # some of what json.loads takes (NaN, 1e400, lone surrogates, a BOM, UTF-16, deep
+        # nesting) and reads an integer outside 64 bits as a float: a body with 19 digits
+        # in a row (as an integer, or anywhere) or that orjson refuses is json.loads',
+        # which answers (or raises) as before. For the rest the values are the same, types included
+        # (tests/edge/test_graphql_bodies.py, with a fuzz of 3,000 documents).
         long_digits = _LONG_DIGITS.get(type(data))
         if long_digits is not None and long_digits.search(data) is None:
             try:
                 return orjson.loads(data)
             except orjson.JSONDecodeError:
                 pass
-        return json.loads(data)
-
-    async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
-        """Strawberry's `AsyncBaseHTTPView.run`, for one operation POSTed as JSON.
-
-        The same steps and hooks in the same order (root value, sub-response, context, body,
-        `execute_single`, `process_result`, `create_response`) without what such a request
-        never needs: the request adapter's content-type parsing (email.message), the
-        streaming-transport and IDE checks, the Protocol isinstance on the result. Any other
-        request (GET, other content types, a batch, a body of another shape) is strawberry's
-        own `run`, which reads the same cached body.
-        """
-        if (
-            not self._short_path
-            or context is not UNSET
-            or root_value is not UNSET
-            or not isinstance(request, Request)
-            or not _is_json_post(request)
-        ):
-            return await super().run(request, context, root_value)
-        root_value = await self.get_root_value(request)  # type: ignore[func-returns-value]
-        sub_response = await self.get_sub_response(request)
-        context = await self.get_context(request, response=sub_response)
-        data = self.parse_json(await _body(request))  # 400 when it is not JSON
-        if not isinstance(data, dict):
-            if isinstance(data, list):  # refused (no batching) by strawberry's run
-                request.scope["state"][OPERATION_STATE_KEY] = ("batch", "unknown")
-            return await super().run(request)
-        query, variables, extensions = (
-            data.get("query"),
-            data.get("variables"),
-            data.get("extensions"),
-        )
-        if not (
-            isinstance(query, str | None)
-            and isinstance(variables, dict | None)
-            and isinstance(extensions, dict | None)
-        ):
-            return await super().run(request)  # strawberry's 400 names the field
-        result = await self.execute_single(
-            request=request,
-            request_adapter=StarletteRequestAdapter(request),
-            sub_response=sub_response,
-            context=context,
-            root_value=root_value,
-            request_data=GraphQLRequestData(
-                query=query,
-                variables=variables,
-                operation_name=data.get("operationName"),
-                extensions=extensions,
-                protocol="http",
-            ),
-        )
-        response_data = await self.process_result(request=request, result=result)
-        if result.errors:
-            self._handle_errors(result.errors, response_data)
-        return self.create_response(response_data=response_data, sub_response=sub_response)
+        # json.loads' own refusals are Strawberry's 400; these two escaped it as a 500.
+        try:
+            return json.loads(data)
+        except RecursionError:
+            raise HTTPException(400, f"{BAD_JSON}: nested too deeply") from None
+        except UnicodeDecodeError:
+            raise HTTPException(400, f"{BAD_JSON}: not valid UTF-8") from None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
         # As strawberry's own, plus the Allow header a 405 must carry.
+        request = Request(scope=scope, receive=receive)
         try:
-            response = await self.run(Request(scope=scope, receive=receive))
+            response = await self.run(request)
         except HTTPException as exc:
+            if exc.status_code == 400 and await _is_batch(request):
+                # Refused (no batching) before any operation ran: labelled as a batch.
+                scope["state"][OPERATION_STATE_KEY] = ("batch", "unknown")
             headers = {"Allow": "POST"} if exc.status_code == 405 else None
             response = PlainTextResponse(exc.reason, status_code=exc.status_code, headers=headers)
         await response(scope, receive, send)
@@ -271,57 +157,25 @@ class GraphQLView(GraphQL[Context, None]):
             if isinstance(exc.__cause__, InvalidOperationTypeError):
                 raise HTTPException(405, exc.reason) from exc.__cause__
             raise
+        finally:
+            _note_operation(kwargs["request"], kwargs["context"], kwargs["request_data"])
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:
-        # Strawberry's: a Response with no headers and no status. It makes `Response()` and
-        # deletes its content-length header; a 204 gets none to delete (nor a content-type:
-        # no media type), and its status is cleared the same way.
-        # Made without `Response.__init__` (render, init_headers: ~1 µs), with the same
-        # attributes (tests/graphql/test_view_short_path.py compares both ways).
-        sub_response = Response.__new__(Response)
-        sub_response.status_code = None  # type: ignore[assignment]
-        sub_response.background = None
-        sub_response.body = b""
-        sub_response.raw_headers = []
+        sub_response = await super().get_sub_response(request)
         sub_response.media_type = GRAPHQL_RESPONSE if _wants_graphql_response(request) else JSON
         return sub_response
 
     async def process_result(
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
+        if result.errors:
+            result.errors = [_unmasked(e, request) for e in result.errors]
         response = await super().process_result(request, result)
         if _wants_graphql_response(request) and _is_request_error(result):
             response.pop("data", None)
         return response
 
     def create_response(
-        self,
-        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
-        sub_response: Response,
-    ) -> Response:
-        if sub_response.raw_headers or not isinstance(response_data, dict):
-            return self._create_response(response_data, sub_response)
-        # What `_create_response` makes of a sub-response without headers (none set by a
-        # resolver), built at once: tests/graphql/test_view_short_path.py compares both ways.
-        media = sub_response.media_type
-        status = sub_response.status_code or 200
-        if media == GRAPHQL_RESPONSE and "data" not in response_data:
-            status = sub_response.status_code or 400
-        body = self.encode_json(response_data)
-        response = _response(
-            body,
-            status,
-            [
-                (b"content-length", str(len(body)).encode("latin-1")),
-                (b"content-type", _CONTENT_TYPES.get(media or "", b"application/json")),
-                (b"vary", b"Accept"),
-            ],
-        )
-        if sub_response.background:
-            response.background = sub_response.background
-        return response
-
-    def _create_response(
         self,
         response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
         sub_response: Response,
@@ -346,6 +200,39 @@ class GraphQLView(GraphQL[Context, None]):
             request=request,
             response=response,
         )
+
+
+async def _is_batch(request: Request) -> bool:
+    """A JSON array POSTed (the body is read by then: `body()` answers from its cache)."""
+    if request.method != "POST" or "json" not in request.headers.get("content-type", ""):
+        return False
+    return (await request.body()).lstrip()[:1] == b"["
+
+
+def _unmasked(error: GraphQLError, request: Request) -> GraphQLError:
+    """A masked error caused by a tenant database that cannot serve names it instead."""
+    cause = error.__cause__
+    if not isinstance(cause, TenantUnavailable):
+        return error
+    named = GraphQLError(
+        cause.message, nodes=error.nodes, source=error.source, positions=error.positions,
+        path=error.path,
+    )  # fmt: skip
+    named.extensions = graphql_extensions(cause, request.scope["state"].get("request_id"))
+    return named
+
+
+def _note_operation(request: Any, context: Any, request_data: GraphQLRequestData) -> None:
+    """Leave (name, type) of the operation in the ASGI scope for HttpMetrics: the one the
+    schema noted, or, for a document that did not parse, read from its tokens."""
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, dict):
+        return
+    operation = getattr(context, "operation", None)
+    if operation is None:
+        name, query = request_data.operation_name, request_data.query
+        operation = (name, operation_type(query, name) if isinstance(query, str) else "unknown")
+    scope.setdefault("state", {})[OPERATION_STATE_KEY] = operation
 
 
 def is_graphiql_page(scope: Scope) -> bool:

@@ -4,7 +4,7 @@ TenantBound (app/edge/auth.py) enforces it, with `limit`: a declared Content-Len
 limit is answered 413 before anything else runs; a streamed body is counted as it is
 received (`LimitedReceive`), and the first message over the limit raises BodyTooLarge,
 which TenantBound answers 413 unless a response has started. Each surface says 413 in its
-own shape (GraphQL `errors`, REST problem+json) via `too_large`.
+own shape (GraphQL `errors`, REST problem+json) via its ErrorAnswers' `too_large`.
 """
 
 from collections.abc import Awaitable, Callable

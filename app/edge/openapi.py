@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 document of the REST routes, served at GET /openapi.json without a key.
 
-Schemas come from the pydantic models in app/edge/rest.py, so the document cannot drift
+Schemas come from the pydantic models in app/edge/rest/models.py, so the document cannot drift
 from what the routes parse and answer; paths, parameters and responses are written here.
 """
 
@@ -14,8 +14,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from app import __version__
-from app.edge import rest
 from app.edge.limits import MAX_BODY_BYTES
+from app.edge.rest import models as rest
+from app.edge.rest.problems import PROBLEM_JSON, Problem, ProblemError
 from app.services import limits
 
 REF = "#/components/schemas/{model}"
@@ -33,8 +34,8 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (rest.MemoryEntryList, "serialization"),
     (rest.MemoryEventList, "serialization"),
     (rest.MemoryEventBatch, "serialization"),
-    (rest.Problem, "serialization"),
-    (rest.ProblemError, "serialization"),
+    (Problem, "serialization"),
+    (ProblemError, "serialization"),
 ]
 QUERY_MODELS = {rest.MemoryEntryQuery, rest.MemoryEventQuery, rest.MemoryContextQuery}
 
@@ -309,7 +310,7 @@ def openapi_document() -> dict[str, Any]:
         name: {
             "description": description,
             "headers": problem_headers,
-            **_json(_ref("Problem"), rest.PROBLEM_JSON),
+            **_json(_ref("Problem"), PROBLEM_JSON),
         }
         for name, description in PROBLEMS.items()
     }

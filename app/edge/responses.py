@@ -1,6 +1,6 @@
-"""Raw ASGI JSON responses, for the edge's own answers before any framework runs, the one
-`send` wrapper of a request on the edge's hot routes, and the status the metrics record
-for a request that got no answer."""
+"""Raw ASGI JSON responses, for the edge's own answers before any framework runs, the `send`
+wrapper that notes a response's status, and the status the metrics record for a request
+that got no answer."""
 
 import json
 
@@ -48,11 +48,8 @@ class StatusNoted:
     `request_id` is set, adding `x-request-id: <request_id>` to a response start that has
     none (TenantBound sets it).
 
-    One object does both, for HttpMetrics/Edge (the status) and TenantBound (the header,
-    and whether a response started): each wrapper of `send` is a coroutine call per message
-    and two per response; the three separate wrappers there were (the status, the request
-    id, BodyLimit's "started") cost ~1.5 us a request, ~0.5 us each (bench: edge micro,
-    REST append with the service stubbed).
+    HttpMetrics uses it for the status, TenantBound for the header and whether a response
+    started: one wrapper rather than one per job, as each is a coroutine call per message.
     """
 
     __slots__ = ("_send", "request_id", "started", "status")

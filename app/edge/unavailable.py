@@ -36,16 +36,3 @@ async def graphql_unavailable(send: Send, exc: TenantUnavailable, request_id: st
         {"errors": [{"message": exc.message, "extensions": graphql_extensions(exc, request_id)}]},
         headers=[(k.lower().encode(), v.encode()) for k, v in retry_after_headers(exc).items()],
     )
-
-
-async def problem_unavailable(send: Send, exc: TenantUnavailable, request_id: str) -> None:
-    from app.edge.rest import PROBLEM_JSON, unavailable_problem  # rest imports auth imports us
-
-    p = unavailable_problem(exc)
-    await send_json(
-        send,
-        exc.status,
-        p.body(request_id),
-        content_type=PROBLEM_JSON,
-        headers=[(k.lower().encode(), v.encode()) for k, v in p.headers.items()],
-    )

@@ -8,16 +8,18 @@ from strawberry.dataloader import DataLoader
 from app.deps import Container
 from app.services import entries
 from app.services.records import Entry
-from app.storage.tenants import TenantDb
 
 
 @dataclass
 class Context:
     container: Container
-    db: TenantDb
+    # The leased tenant database, handed to the services as it is (the edge leases it).
+    db: Any
     request_id: str
     request: Any = None
     response: Any = None
+    # (name, type) of the operation, left by NoteOperation for the edge's metrics.
+    operation: tuple[str | None, str] | None = None
     _entry_loader: DataLoader[str, Entry | None] | None = field(default=None, repr=False)
 
     @property

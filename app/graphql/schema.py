@@ -2,34 +2,28 @@
 
 Expected failures (app.errors) of a mutation come back in its payload's `errors`; of a
 query, as a GraphQL error with `extensions.code` and `extensions.field`. Anything else is
-masked for the client and logged with the request id (app/edge/graphql_view.py).
+masked for the client and logged with the request id (app/graphql/extensions.py).
 """
 
 import logging
-from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 import strawberry
 from graphql import GraphQLError
 from graphql.validation import NoSchemaIntrospectionCustomRule
-from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
-from strawberry.extensions.runner import SchemaExtensionsRunner
+from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
 from strawberry.tools import merge_types
-from strawberry.types import ExecutionContext, ExecutionResult, Info
-from strawberry.types.graphql import OperationType
+from strawberry.types import ExecutionContext, Info
 
+from app.config import Settings
 from app.errors import JetError, JetErrors
+from app.graphql import fastpath
 from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
 from app.graphql.errors import QueryError
-from app.graphql.execution import (
-    JetExecutionContext,
-    install_fast_resolvers,
-    install_input_builders,
-)
-from app.graphql.extensions import JetExtensionsRunner, OperationPolicy
-from app.graphql.operation import execute_lean, lean_execution
+from app.graphql.extensions import operation_extensions
 from app.graphql.types import (
     AppendMemoryEventInput,
     AppendMemoryEventPayload,
@@ -62,18 +56,28 @@ log = logging.getLogger(__name__)
 CtxInfo = Info[Context, None]
 
 
-def _query_error(exc: JetError, *prefix: str) -> QueryError:
-    return QueryError(exc.at(*prefix) if prefix and exc.field[:1] != list(prefix) else exc)
+# Services name a list's filter fields by the domain's names; GraphQL reports them under
+# its `filter` argument: these as one `filter.<name>` segment, named so in the message too.
+_FILTER_DOTTED = frozenset({"search", "occurredAfter", "occurredBefore"})
+
+
+def _query_error(exc: JetError) -> QueryError:
+    name = ".".join(exc.field)
+    if name in _FILTER_DOTTED:
+        exc = exc.renamed([f"filter.{name}"], f"filter.{name}")
+    elif exc.field[:1] in (["minImportance"], ["tags"], ["kinds"]):
+        exc = exc.at("filter")
+    return QueryError(exc)
 
 
 def _user_errors(exc: JetError | JetErrors) -> list[UserError]:
     errs = exc.errors if isinstance(exc, JetErrors) else [exc]
-    return [UserError.of(e) for e in errs]
+    return [UserError.of(_with_input(e)) for e in errs]
 
 
 def _with_input(exc: JetError) -> JetError:
-    """Field paths of a mutation's input start at "input"."""
-    return exc if exc.field[:1] in (["input"], ["id"]) else exc.at("input")
+    """Field paths of a mutation's input start at "input" (a batch's as a whole: "input")."""
+    return exc if exc.field[:1] == ["id"] else exc.at("input")
 
 
 def _event_in(i: AppendMemoryEventInput) -> EventIn:
@@ -254,44 +258,8 @@ def _should_mask(error: GraphQLError) -> bool:
     return original is not None and not isinstance(original, JetError | GraphQLError)
 
 
-class JetSchema(strawberry.Schema):
-    """Logs only what is unexpected (expected errors are the client's), with the request id.
-
-    Its extensions runner does the per-operation work (app/graphql/extensions.py).
-    """
-
-    def __init__(self, *, policy: OperationPolicy, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.policy = policy
-        # Strawberry's `execute`, as straight-line code, where it is the same (operation.py).
-        self.lean = lean_execution(self, JetSchema.create_extensions_runner)
-
-    async def execute(  # noqa: PLR0917
-        self,
-        query: str | None,
-        variable_values: dict[str, Any] | None = None,
-        context_value: Any | None = None,
-        root_value: Any | None = None,
-        operation_name: str | None = None,
-        allowed_operation_types: Iterable[OperationType] | None = None,
-        operation_extensions: dict[str, Any] | None = None,
-    ) -> ExecutionResult:
-        run = execute_lean if self.lean else strawberry.Schema.execute
-        return await run(
-            self,
-            query,
-            variable_values,
-            context_value,
-            root_value,
-            operation_name,
-            allowed_operation_types,
-            operation_extensions,
-        )
-
-    def create_extensions_runner(
-        self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
-    ) -> SchemaExtensionsRunner:
-        return JetExtensionsRunner(execution_context, extensions, self.policy)
+class UnexpectedLoggingSchema(strawberry.Schema):
+    """Logs only what is unexpected (expected errors are the client's), with the request id."""
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -309,8 +277,9 @@ class JetSchema(strawberry.Schema):
                 )
 
 
-def build_schema(*, introspection: bool = True, fast_resolvers: bool = True) -> strawberry.Schema:
-    # The extensions runner (app/graphql/extensions.py) does the token limit, the parse
+def build_schema(*, introspection: bool = True, fast_path: bool = True) -> strawberry.Schema:
+    """The schema; `fast_path` adds the short cuts of app/graphql/fastpath/ (same answers)."""
+    # Strawberry's extensions (app/graphql/extensions.py) do the token limit, the parse
     # and validation caches, the limit rules and the masking of unexpected errors. The
     # depth and alias limiters build a new rule class per instance, which would make every
     # request a validation cache miss: their rules are built once, here. Over a limit is a
@@ -321,24 +290,24 @@ def build_schema(*, introspection: bool = True, fast_resolvers: bool = True) -> 
         *MaxAliasesLimiter(max_alias_count=GRAPHQL_MAX_ALIASES).validation_rules,
         *(() if introspection else (NoSchemaIntrospectionCustomRule,)),
     )
-    policy = OperationPolicy(
-        max_tokens=GRAPHQL_MAX_TOKENS, validation_rules=rules, should_mask_error=_should_mask
-    )
+    limits: dict[str, Any] = {
+        "max_tokens": GRAPHQL_MAX_TOKENS,
+        "validation_rules": rules,
+        "should_mask_error": _should_mask,
+    }
     query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
     mutation = merge_types("Mutation", (Mutation, CompactionMutation))
-    built = JetSchema(
-        query=query,
-        mutation=mutation,
-        execution_context_class=JetExecutionContext,
-        policy=policy,
-    )
-    # Input objects converted with names and field types worked out once, and resolvers
-    # with arguments converted the same way (execution.py). `fast_resolvers=False` keeps
-    # Strawberry's resolvers (the tests compare the two).
-    install_input_builders(built)
-    if fast_resolvers:
-        install_fast_resolvers(built)
-    return built
+    if fast_path:
+        return fastpath.build(UnexpectedLoggingSchema, query, mutation, **limits)
+    extensions = operation_extensions(**limits)
+    return UnexpectedLoggingSchema(query=query, mutation=mutation, extensions=extensions)
 
 
-schema = build_schema()
+@cache
+def schema_for(*, introspection: bool, fast_path: bool) -> strawberry.Schema:
+    """One schema per combination of the settings, shared by every app of the process."""
+    return build_schema(introspection=introspection, fast_path=fast_path)
+
+
+# The schema of the default settings, as the environment sets them (JET_GRAPHQL_FAST_PATH).
+schema = schema_for(introspection=True, fast_path=Settings().graphql_fast_path)

@@ -8,6 +8,7 @@ bench/context_eval.py; budget rules in docs/context.md.
 """
 
 import math
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,10 +24,10 @@ from app.services.events import to_event
 from app.services.records import Entry, Event, Scope
 from app.services.tokens import cut_to_tokens, estimate_tokens
 from app.storage import fulltext
-from app.storage.engine import read_transaction
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction
 from app.storage.types import utcnow
 
 MIN_TOKENS = 64  # room for a section header and one item cut down to its marker
@@ -250,8 +251,37 @@ def _reader(
 # -------------------------------------------------------------------------- Markdown
 
 
+# Stored text is content, never structure: the loader's headings (`## `, `### ` items) and
+# blank-line separators are its own. Rows stored before a rule existed may hold anything.
+# What ends a line for a Markdown reader or a model: CR, NEL, LINE and PARAGRAPH SEPARATOR.
+_LINE_ENDS = re.compile(r"\r\n?|[\x85\u2028\u2029]")
+# Anything that would break a heading or meta line: controls (C0, C1, DEL) and line ends.
+_NOT_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# A body line that would start structure of its own, also within a quote or list item: an
+# ATX heading, a code fence (which would swallow the items after it), an HTML block, a
+# setext underline (making the line above a heading). A backslash before it makes it text
+# (CommonMark's escape).
+_BLOCK_START = re.compile(
+    r"^((?: {0,3}(?:>[ \t]?|(?:[-+*]|\d{1,9}[.)])[ \t]+))* {0,3})"
+    r"(?=#{1,6}(?:[ \t]|$)|`{3,}|~{3,}|<[A-Za-z!?/]|(?:=+|-+)[ \t]*$)",
+    re.MULTILINE,
+)
+
+
+def one_line(text: str) -> str:
+    """`text` as part of a heading or meta line: every control or line end a space."""
+    return _NOT_ONE_LINE.sub(" ", text)
+
+
+def content(text: str) -> str:
+    """A summary or body as Markdown text under its item: its lines can start no heading,
+    fence or HTML block, and its line ends are newlines."""
+    text = _LINE_ENDS.sub("\n", text.strip())
+    return _BLOCK_START.sub(r"\1\\", text)
+
+
 def _label(scope: Scope, scope_ref: str | None) -> str:
-    return scope.value if scope_ref is None else f"{scope.value}/{scope_ref}"
+    return scope.value if scope_ref is None else f"{scope.value}/{one_line(scope_ref)}"
 
 
 def _passages(text: str, item_id: str, q: evidence.Question | None, room: int) -> str:
@@ -259,7 +289,7 @@ def _passages(text: str, item_id: str, q: evidence.Question | None, room: int) -
     of what was left out."""
     if q is None:
         return text
-    found = evidence.passage_text(text, q, room)
+    found = evidence.passage_text(text.strip(), q, room)
     if found is None:
         return text
     shown, elided = found
@@ -274,15 +304,15 @@ def render_entry(e: Entry, q: evidence.Question | None = None, room: int = 0) ->
         f"importance {e.importance}/5",
     ]
     if e.tags:
-        meta.append("tags: " + ", ".join(e.tags))
-    body = _passages(e.summary.strip(), e.id, q, room)
-    return f"### {e.title}\n{' · '.join(meta)}\n\n{body}"
+        meta.append("tags: " + one_line(", ".join(e.tags)))
+    body = content(_passages(e.summary, e.id, q, room))
+    return f"### {one_line(e.title)}\n{' · '.join(meta)}\n\n{body}"
 
 
 def render_event(e: Event, q: evidence.Question | None = None, room: int = 0) -> str:
     when = f"{e.occurred_at:%Y-%m-%d %H:%M} UTC"
-    body = _passages(e.body.strip(), e.id, q, room)
-    return f"### {e.kind} · {_label(e.scope, e.scope_ref)} · {when} · `{e.id}`\n\n{body}"
+    head = f"### {one_line(e.kind)} · {_label(e.scope, e.scope_ref)} · {when} · `{e.id}`"
+    return f"{head}\n\n{content(_passages(e.body, e.id, q, room))}"
 
 
 def _marker(chars_left: int, item_id: str) -> str:

@@ -1,7 +1,6 @@
 """Curated memory entries: create, partial update with optimistic concurrency, delete,
 read, list and full-text search. Deleting a compactor entry releases the events it folded."""
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -20,8 +19,8 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids
-from app.errors import Conflict, InvalidInput, NotFound
-from app.services import cursors, search, search_cache, validation
+from app.errors import Conflict, InvalidInput, NotFound, TooLarge
+from app.services import cursors, limits, search, search_cache, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import (
@@ -36,18 +35,13 @@ from app.services.records import (
     new_edge,
     new_entry,
 )
-from app.storage import fulltext, tenants
-from app.storage.engine import (
-    fetch_rows,
-    read_on_thread,
-    read_rows,
-    read_statement,
-    write_transaction,
-)
+from app.storage import fulltext, reads
+from app.storage.lists import in_list, storable
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_rows, read_statement, write_transaction
 from app.storage.types import utcnow
 
 COLUMNS = [
@@ -112,6 +106,8 @@ async def create_entry(db: TenantDb, entry: EntryIn) -> Entry:
 async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
     """Apply the fields given; a stale expected_version is a Conflict."""
     validation.check_patch(patch)
+    if not storable(entry_id):  # no id holds NUL
+        raise NotFound(["id"], f"no memory entry {entry_id!r}")
     async with write_transaction(db.engine) as conn:
         # FOR UPDATE (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises writers): a
         # concurrent update waits here and then sees this one's version, so
@@ -124,7 +120,7 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
         current = to_entry(row)
         if patch.expected_version is not None and patch.expected_version != current.version:
             raise Conflict(
-                ["input", "expectedVersion"],
+                ["expectedVersion"],
                 f"entry is at version {current.version}, not {patch.expected_version}",
             )
         values: dict[str, Any] = {}
@@ -143,13 +139,15 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
             update(en).where(en.c.id == entry_id, en.c.version == current.version).values(values)
         )
         if done.rowcount != 1:  # cannot happen with the row locked; never lose an update
-            raise Conflict(["input", "expectedVersion"], "entry changed meanwhile; read it again")
+            raise Conflict(["expectedVersion"], "entry changed meanwhile; read it again")
         row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).one()
         return to_entry(row)
 
 
 async def delete_entry(db: TenantDb, entry_id: str) -> str:
     """Delete an entry; the events a compactor entry folded return to the raw log."""
+    if not storable(entry_id):  # no id holds NUL
+        raise NotFound(["id"], f"no memory entry {entry_id!r}")
     async with write_transaction(db.engine) as conn:
         found = (await conn.execute(select(en.c.id).where(en.c.id == entry_id))).first()
         if found is None:
@@ -165,16 +163,37 @@ async def delete_entry(db: TenantDb, entry_id: str) -> str:
 
 async def get_entry(db: TenantDb, entry_id: str) -> Entry | None:
     """One entry by id, or None."""
+    if not storable(entry_id):  # no id holds NUL: nothing to look up
+        return None
     rows = await read_rows(db.engine, select(*COLUMNS).where(en.c.id == entry_id))
     return to_entry(rows[0]) if rows else None
 
 
 async def get_entries(db: TenantDb, entry_ids: Sequence[str]) -> dict[str, Entry]:
     """Entries by id (for batching lookups such as MemoryEvent.compressedInto)."""
-    if not entry_ids:
+    wanted = [i for i in entry_ids if storable(i)]
+    if not wanted:
         return {}
-    rows = await read_rows(db.engine, select(*COLUMNS).where(en.c.id.in_(list(entry_ids))))
+    rows = await read_rows(db.engine, _BY_IDS, {"ids": wanted})
     return {row.id: to_entry(row) for row in rows}
+
+
+_BY_IDS = select(*COLUMNS).where(in_list(en.c.id, "ids"))
+
+
+def _check_lists(flt: EntryFilter) -> None:
+    for name, values in (("tags", flt.tags), ("sources", flt.sources)):
+        if values is not None and len(values) > limits.FILTER_VALUES_MAX:
+            raise TooLarge(
+                [name],
+                f"{name} has {len(values)} values; the limit is {limits.FILTER_VALUES_MAX}",
+            )
+
+
+def _matches_nothing(flt: EntryFilter) -> bool:
+    """A filter value no stored entry can hold (NUL, a lone surrogate): an empty page."""
+    values = [*(flt.tags or ()), *([flt.scope_ref] if flt.scope_ref is not None else [])]
+    return not all(map(storable, values))
 
 
 async def list_entries(
@@ -182,9 +201,13 @@ async def list_entries(
 ) -> Page[Entry]:
     """Most recently updated first; with flt.search, most relevant first (score = -bm25)."""
     validation.check_first(first)
-    validation.check_search(flt.search, "filter.search")
+    validation.check_search(flt.search)
+    validation.check_filter_text(flt.scope_ref, flt.tags, "tags")
     if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
-        raise InvalidInput(["filter", "minImportance"], "minImportance must be 1 to 5")
+        raise InvalidInput(["minImportance"], "minImportance must be 1 to 5")
+    _check_lists(flt)
+    if _matches_nothing(flt):
+        return Page([], has_next_page=False)
     if flt.search is not None:
         # Served from the search page cache while the tenant's entries are unchanged.
         return await search_cache.search_page(
@@ -197,7 +220,7 @@ async def list_entries(
         # ix_memory_entries_scope_updated in order stops at the page size.
         conds.append(en.c.importance + 0 >= flt.min_importance)
     if flt.sources:
-        conds.append(en.c.source.in_([s.value for s in flt.sources]))
+        conds.append(in_list(en.c.source, [s.value for s in flt.sources]))
     if flt.scope is None and flt.scope_ref is not None:
         conds.append(en.c.scope_ref == flt.scope_ref)
     async with read_statement(db.engine) as conn:
@@ -212,6 +235,8 @@ async def list_entries(
                 conds.append(en.c.scope_ref == flt.scope_ref)
         if after is not None:
             at, eid = cursors.decode("entries", after, types=(str, str))
+            if not storable(eid):
+                raise InvalidInput(["after"], "after is not a valid cursor")
             at_dt = cursors.decode_time(at)
             conds.append(
                 or_(en.c.updated_at < at_dt, and_(en.c.updated_at == at_dt, en.c.id < eid))
@@ -233,12 +258,16 @@ async def list_entries(
 async def _uncached_search(
     db: TenantDb, flt: EntryFilter, *, first: int, after: str | None
 ) -> Page[Entry]:
-    """A search's page, read from the database (what the cache keeps)."""
-    if db.engine.dialect.name == "sqlite" and not flt.sources:
-        return await _search_on_thread(db, flt, first=first, after=after)
-    # One statement: no BEGIN/COMMIT around it (it reads one snapshot on its own).
-    async with read_statement(db.engine) as conn:
-        return await _search(conn, flt, first=first, after=after)
+    """A search's page, read from the database (what the cache keeps): one statement,
+    relevance-ordered, paged by offset under the high-water mark of the first page (see
+    cursors.decode_search)."""
+    target = fulltext.Target.of_engine(db.engine)
+    stmt, values, hwm, offset, words = _search_query(target, flt, first, after)
+    rows = await reads.search_rows(db, stmt, values, words)
+    rank_at, hwm_at = _RANK_HWM_AT.get(stmt) or _rank_hwm_at(stmt)
+    if rows and hwm is None:
+        hwm = rows[0][hwm_at]  # the first page reads the high-water mark its cursors keep
+    return _search_page([(row, row[rank_at]) for row in rows], first=first, hwm=hwm, offset=offset)
 
 
 def matching(
@@ -279,7 +308,7 @@ def search_statement(
         if min_importance:
             conds.append(en.c.importance + 0 >= bindparam("min_importance"))
         if sources:
-            conds.append(en.c.source.in_(bindparam("sources", expanding=True)))
+            conds.append(in_list(en.c.source, "sources"))
         if ref_only:
             conds.append(en.c.scope_ref == bindparam("scope_ref"))
         # A later page: only the rows that existed at the first page. The first: every
@@ -291,75 +320,6 @@ def search_statement(
     return stmt
 
 
-async def _search(
-    conn: AsyncConnection, flt: EntryFilter, *, first: int, after: str | None
-) -> Page[Entry]:
-    """Relevance-ordered, paged by offset under the high-water mark of the first page (see
-    cursors.decode_search): one statement a page."""
-    stmt, values, hwm, offset, _ = _search_query(fulltext.Target.of(conn), flt, first, after)
-    rows = (await conn.execute(stmt, values)).all()
-    if rows and hwm is None:
-        hwm = rows[0].hwm  # the first page reads the high-water mark its cursors keep
-    return _search_page([(row, row.rank) for row in rows], first=first, hwm=hwm, offset=offset)
-
-
-# A search whose words match at most this many entries (in all scopes) is read on the
-# event loop's thread when no other request is being served. The bench's 100,000-entry
-# tenant (bench/results/data), one scope, sqlite3 alone: a question about one word in 30
-# entries 0.45 ms, two in 60 0.55, three in 90 0.65, twelve in 317 2.5. For those, the
-# hand-off to aiosqlite's thread and back costs more than the read (`asgi_bench --only
-# search_rare_gql`, one request at a time: 805 -> 380 µs CPU a request; `http_bench
-# --only search`, 1 client: 1.38-1.53 -> 1.23 ms server time). With other requests in
-# flight the thread is better even for those: SQLite's C runs there (without the GIL)
-# while the loop serves the others, where inline it would hold them all up (16 clients
-# asking rare words: p95 50-64 ms through the thread, 101-104 inline; 07:40-07:43). A
-# common word (2,000-50,000 entries, 3-20 ms) always goes to the thread.
-INLINE_SEARCH_MATCHES = 150
-# ...and has at most this many words: each word costs FTS5 a lookup (~0.1 ms), whatever it
-# matches, and a longer question's words are neither counted nor read inline (a question
-# may have 64 words; counting each common one costs up to ~2 ms).
-INLINE_SEARCH_WORDS = 6
-
-
-async def _search_on_thread(
-    db: TenantDb, flt: EntryFilter, *, first: int, after: str | None
-) -> Page[Entry]:
-    """_search's page on SQLite by plain sqlite3 (the same SQL and value conversions,
-    compiled once), not through SQLAlchemy's execution and result layers: on the event
-    loop's thread (InlineReader) when the question's few words are known to match few
-    entries (`WordCounts`, INLINE_SEARCH_MATCHES and _WORDS), else on aiosqlite's thread
-    (read_on_thread), which also counts the words not known yet. An inline read that runs
-    past its budget, or that the reader will not answer, is read on the thread too. Not
-    for a filter by sources (an expanding IN list, which neither takes)."""
-    stmt, values, hwm, offset, words = _search_query(fulltext.Target("sqlite"), flt, first, after)
-    counts = db.extras.get("word_counts")
-    if counts is None:
-        counts = db.extras["word_counts"] = fulltext.WordCounts()
-    assert isinstance(counts, fulltext.WordCounts)
-    short = len(words) <= INLINE_SEARCH_WORDS
-    matches = counts.matches(words) if short else None
-    alone = tenants.leased() <= 1  # no other request for the loop to get on with meanwhile
-    reader = (
-        db.inline_reader()
-        if alone and matches is not None and matches <= INLINE_SEARCH_MATCHES
-        else None
-    )
-    rows = None if reader is None else reader.rows(stmt, values)
-    if rows is None:
-        unknown = counts.unknown(words) if short else []
-
-        def on_thread(conn: sqlite3.Connection) -> tuple[list[Any], dict[str, int]]:
-            return fetch_rows(conn, stmt, values), fulltext.count_entry_words(conn, unknown)
-
-        found, learnt = await read_on_thread(db.engine, on_thread)
-        counts.learn(learnt)
-        rows = found
-    rank_at, hwm_at = _RANK_HWM_AT.get(stmt) or _rank_hwm_at(stmt)
-    if rows and hwm is None:
-        hwm = rows[0][hwm_at]
-    return _search_page([(row, row[rank_at]) for row in rows], first=first, hwm=hwm, offset=offset)
-
-
 def _search_query(
     target: fulltext.Target, flt: EntryFilter, first: int, after: str | None
 ) -> tuple[Select[Any], dict[str, Any], int | None, int, Sequence[str]]:
@@ -367,7 +327,7 @@ def _search_query(
     words searched for."""
     assert flt.search is not None
     query = fulltext.Search(
-        search.words(flt.search, "filter.search"),
+        search.words(flt.search, "search"),
         scope=None if flt.scope is None else flt.scope.value,
         scope_ref=None if flt.scope is None else flt.scope_ref,
         tags=list(flt.tags or []),
@@ -415,6 +375,8 @@ async def source_events(
 ) -> Page[Event]:
     """The events a compactor entry folded, in folding order (oldest first)."""
     validation.check_first(first)
+    if not storable(entry_id):  # no id holds NUL: no entry, no events
+        return Page([], has_next_page=False)
     conds: list[Any] = [src.c.entry_id == entry_id]
     if after is not None:
         (position,) = cursors.decode("sources", after, types=(int,))

@@ -2,18 +2,16 @@
 compactor marks events compressed (app/services/compaction.py), and the database refuses
 anything else."""
 
-import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, Select, and_, bindparam, func, literal_column, or_, select, text
+from sqlalchemy import Integer, Select, and_, bindparam, func, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids, metrics
-from app.errors import Conflict, JetError, JetErrors
-from app.services import cursors, search, validation
+from app.errors import Conflict, InvalidInput, JetError, JetErrors, TooLarge
+from app.services import cursors, limits, search, validation
 from app.services.records import (
     Appended,
     Event,
@@ -25,19 +23,15 @@ from app.services.records import (
     new_edge,
     new_event,
 )
-from app.storage import event_log, fulltext
-from app.storage.engine import fetch_rows, read_rows, read_transaction
+from app.storage import event_log, fulltext, reads
 from app.storage.group_commit import GroupCommitter
+from app.storage.lists import in_list, storable
 from app.storage.models import events_table as ev
-from app.storage.postgres import advisory_lock
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_rows, read_transaction
 from app.storage.types import utcnow
 
-COLUMNS = [
-    ev.c.id, ev.c.scope, ev.c.scope_ref, ev.c.kind, ev.c.body, ev.c.source, ev.c.source_ref,
-    ev.c.occurred_at, ev.c.recorded_at, ev.c.compressed_at, ev.c.compressed_into,
-    ev.c.idempotency_key,
-]  # fmt: skip
+COLUMNS = event_log.COLUMNS
 
 
 def to_event(row: Any) -> Event:
@@ -69,17 +63,16 @@ class _AppendRequest:
 
 
 def _committer(db: TenantDb, max_rows: int) -> GroupCommitter[_AppendRequest, list[Appended]]:
-    committer = db.extras.get("events")
+    committer = db.event_appends
     if committer is None:
-        committer = GroupCommitter(
+        committer = db.event_appends = event_log.group_committer(
             db.engine,
-            _apply_appends,
-            apply_on_thread=_apply_appends_sqlite,
+            keys=_keys,
+            decide=_decide_rows,
             size=lambda r: len(r.events),
             max_size=max_rows,
         )
-        db.extras["events"] = committer
-    return committer  # type: ignore[return-value]
+    return committer
 
 
 async def append_event(db: TenantDb, event: EventIn, *, max_rows: int = 2000) -> Appended:
@@ -114,49 +107,13 @@ def _same_content(stored: Event, new: EventIn) -> bool:
     )
 
 
-async def _apply_appends(
-    conn: AsyncConnection, requests: Sequence[_AppendRequest]
-) -> list[list[Appended] | BaseException]:
-    """A group of appends inside the group commit's transaction (PostgreSQL)."""
-    keys = _keys(requests)
-    known: dict[str, Event] = {}
-    if keys:
-        # Another process may be appending the same key right now; the second waits here
-        # for the first to commit, then finds its event (a replay or a conflict, never a
-        # unique-key error).
-        await advisory_lock(conn, *(f"idempotency/{k}" for k in keys))
-        rows = await conn.execute(select(*COLUMNS).where(ev.c.idempotency_key.in_(keys)))
-        known = {row.idempotency_key: to_event(row) for row in rows}
-    results, to_insert = _decide(requests, known)
-    if to_insert:
-        await event_log.insert_events(conn, to_insert)
-    return results
-
-
-# The events already stored under any of a JSON array of idempotency keys: one statement
-# whatever the number of keys (json_each instead of an expanding IN list, which
-# fetch_rows does not take), searched through the key's unique index.
-_BY_KEYS = select(*COLUMNS).where(
-    ev.c.idempotency_key.in_(
-        select(literal_column("value")).select_from(func.json_each(bindparam("keys")))
-    )
-)
-
-
-def _apply_appends_sqlite(
-    conn: sqlite3.Connection, requests: Sequence[_AppendRequest]
-) -> list[list[Appended] | BaseException]:
-    """The same on SQLite, on the connection's thread inside write_on_thread's transaction
-    (BEGIN IMMEDIATE already serialises writers: no lock to take)."""
-    keys = _keys(requests)
-    known: dict[str, Event] = {}
-    if keys:
-        rows = fetch_rows(conn, _BY_KEYS, {"keys": json.dumps(sorted(keys))})
-        known = {event.idempotency_key: event for event in map(to_event, rows)}  # type: ignore[misc]
-    results, to_insert = _decide(requests, known)
-    if to_insert:
-        event_log.insert_events_sqlite(conn, to_insert)
-    return results
+def _decide_rows(
+    requests: Sequence[_AppendRequest], rows: Sequence[Any]
+) -> tuple[list[list[Appended] | BaseException], list[Event]]:
+    """`_decide` given the rows (COLUMNS) of the events stored under the group's keys,
+    read by event_log inside the group commit's transaction."""
+    known = {e.idempotency_key: e for e in map(to_event, rows) if e.idempotency_key}
+    return _decide(requests, known)
 
 
 def _keys(requests: Sequence[_AppendRequest]) -> set[str]:
@@ -184,11 +141,7 @@ def _decide(
                 if _same_content(stored, new):
                     out.append(new_appended(stored, True))
                     continue
-                field = (
-                    ["input", str(i), "idempotencyKey"]
-                    if request.batch
-                    else ["input", "idempotencyKey"]
-                )
+                field = [str(i), "idempotencyKey"] if request.batch else ["idempotencyKey"]
                 errors.append(Conflict(
                     field, f"idempotencyKey {key!r} was already used for a different event",
                 ))  # fmt: skip
@@ -216,6 +169,8 @@ def _decide(
 
 async def get_event(db: TenantDb, event_id: str) -> Event | None:
     """One event by id, or None."""
+    if not storable(event_id):  # no stored id holds NUL: nothing to look up
+        return None
     rows = await read_rows(db.engine, select(*COLUMNS).where(ev.c.id == event_id))
     return to_event(rows[0]) if rows else None
 
@@ -225,6 +180,8 @@ async def list_events(
 ) -> Page[Event]:
     """Newest occurredAt first; most relevant first when flt.search is given."""
     _check_filter(flt, first)
+    if _matches_nothing(flt):
+        return Page([], has_next_page=False)
     if flt.search is not None:
         return await _search_page(db, flt, first=first, after=after)
     events, has_next_page = await _list_page(db, flt, first=first, after=after)
@@ -239,6 +196,8 @@ async def list_events_next(
     """list_events as its events and the cursor of the next page (None on the last page),
     for callers without per-event cursors (REST): only one cursor is encoded."""
     _check_filter(flt, first)
+    if _matches_nothing(flt):
+        return [], None
     if flt.search is not None:
         page = await _search_page(db, flt, first=first, after=after)
         return [e.node for e in page.edges], page.end_cursor if page.has_next_page else None
@@ -251,13 +210,25 @@ async def list_events_next(
 
 def _check_filter(flt: EventFilter, first: int) -> None:
     validation.check_first(first)
-    validation.check_search(flt.search, "filter.search")
+    validation.check_search(flt.search)
+    validation.check_filter_text(flt.scope_ref, flt.kinds, "kinds")
+    if flt.kinds is not None and len(flt.kinds) > limits.FILTER_VALUES_MAX:
+        raise TooLarge(
+            ["kinds"],
+            f"kinds has {len(flt.kinds)} values; the limit is {limits.FILTER_VALUES_MAX}",
+        )
     if flt.scope is not None and flt.scope_ref is not None:
         validation.check_scope(flt.scope, flt.scope_ref)
     if flt.occurred_after is not None:
-        validation.check_time(flt.occurred_after, "filter.occurredAfter")
+        validation.check_time(flt.occurred_after, "occurredAfter")
     if flt.occurred_before is not None:
-        validation.check_time(flt.occurred_before, "filter.occurredBefore")
+        validation.check_time(flt.occurred_before, "occurredBefore")
+
+
+def _matches_nothing(flt: EventFilter) -> bool:
+    """A filter value no stored event can hold (NUL, a lone surrogate): an empty page."""
+    values = [*(flt.kinds or ()), *([flt.scope_ref] if flt.scope_ref is not None else [])]
+    return not all(map(storable, values))
 
 
 async def _search_page(
@@ -265,7 +236,7 @@ async def _search_page(
 ) -> Page[Event]:
     conds: list[Any] = []
     if flt.kinds:
-        conds.append(ev.c.kind.in_(flt.kinds))
+        conds.append(in_list(ev.c.kind, flt.kinds))
     if flt.occurred_after is not None:
         conds.append(ev.c.occurred_at > flt.occurred_after)
     if flt.occurred_before is not None:
@@ -296,16 +267,15 @@ async def _list_page(
         params["scope_ref"] = flt.scope_ref
     if after is not None:
         at, eid = cursors.decode("events", after, types=(str, str))
+        if not storable(eid):
+            raise InvalidInput(["after"], "after is not a valid cursor")
         params["at"] = cursors.decode_time(at)
         params["eid"] = eid
     stmt = _list_statement(tuple(params), flt.compressed)
-    # An index range, read on the loop (InlineReader, else read_rows); a filter that makes
+    # An index range; with the SQLite fast path read on the loop, and a filter that makes
     # SQLite walk far for its rows (a rare kind) runs out of the inline budget and moves
     # to aiosqlite's thread.
-    reader = db.inline_reader()
-    rows: Sequence[Any] | None = None if reader is None else reader.rows(stmt, params)
-    if rows is None:
-        rows = await read_rows(db.engine, stmt, params)
+    rows = await reads.index_rows(db, stmt, params)
     events = [to_event(r) for r in rows]
     if len(events) > first:
         return events[:first], True
@@ -330,7 +300,7 @@ def _list_statement(names: tuple[str, ...], compressed: bool | None) -> Select[A
     at_type = ev.c.occurred_at.type
     conds: list[Any] = []
     if "kinds" in names:
-        conds.append(ev.c.kind.in_(bindparam("kinds", expanding=True)))
+        conds.append(in_list(ev.c.kind, "kinds"))
     if "occurred_after" in names:
         conds.append(ev.c.occurred_at > bindparam("occurred_after", type_=at_type))
     if "occurred_before" in names:
@@ -364,7 +334,7 @@ async def _search_events(
 ) -> Page[Event]:
     assert flt.search is not None
     query = fulltext.Search(
-        search.words(flt.search, "filter.search"),
+        search.words(flt.search, "search"),
         scope=None if flt.scope is None else flt.scope.value,
         scope_ref=None if flt.scope is None else flt.scope_ref,
     )

@@ -11,6 +11,9 @@ SEARCH_MAX_CHARS = 1_000
 PAGE_MAX = 100
 BATCH_MAX = 1_000
 FUTURE_SKEW_HOURS = 24  # occurredAt may be at most this far in the future
+# Values in one filter list (kinds, sources, tags): a list is bound as one parameter, so
+# the cap bounds the work of one request, not the statement's size.
+FILTER_VALUES_MAX = 100
 
 # GraphQL operations (enforced by the schema's extensions, app/graphql/schema.py): bounds on
 # the work one document can ask for. Introspection fields do not count towards the depth.

@@ -41,7 +41,7 @@ searches again and the others wait for it.
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Hashable, Sequence
+from collections.abc import Awaitable, Hashable
 from typing import Any, Protocol
 
 from sqlalchemy import select
@@ -49,7 +49,7 @@ from sqlalchemy import select
 from app import metrics
 from app.services import search
 from app.services.records import Entry, EntryFilter, Page, new_edge, new_entry
-from app.storage.engine import read_rows
+from app.storage import reads
 from app.storage.models import entries_revision_table
 from app.storage.tenants import TenantDb
 
@@ -78,7 +78,7 @@ class SearchCache:
 
     Written here over an OrderedDict (as the tenant LRU in app/storage/tenants.py) rather
     than taken from a library: cachetools is not a dependency of the project, and
-    SQLAlchemy's LRUCache (app/storage/engine.py uses it for compiled statements) is an
+    SQLAlchemy's LRUCache (app/storage/sqlite/fastpath uses it for compiled statements) is an
     internal utility that lets its size run to 1.5x before pruning, where this bound is
     documented and exact."""
 
@@ -155,7 +155,7 @@ async def search_page(
         return await search_fn(db, flt, first=first, after=after)
     assert flt.search is not None
     key = (
-        db.tenant_id, tuple(search.words(flt.search, "filter.search")), flt.scope,
+        db.tenant_id, tuple(search.words(flt.search, "search")), flt.scope,
         flt.scope_ref, tuple(flt.tags or ()), flt.min_importance, tuple(flt.sources or ()),
         first, after,
     )  # fmt: skip
@@ -188,13 +188,9 @@ async def search_page(
 
 
 async def read_revision(db: TenantDb) -> int | None:
-    """The tenant's entries revision now (None without its row): on SQLite read on the
-    event loop by the InlineReader (a one-row table, far inside its budget), else (or when
-    it will not answer) through the engine."""
-    reader = db.inline_reader()
-    rows: Sequence[Any] | None = None if reader is None else reader.rows(REVISION, {})
-    if rows is None:
-        rows = await read_rows(db.engine, REVISION)
+    """The tenant's entries revision now (None without its row): a one-row table, read
+    as an index-bounded read (app/storage/reads.py)."""
+    rows = await reads.index_rows(db, REVISION, {})
     return int(rows[0][0]) if rows else None
 
 

@@ -9,7 +9,39 @@ from app.services.records import EntryIn, EntryPatch, EntrySource, EventIn, Scop
 from app.storage.types import utcnow
 
 KIND_RE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Not in a one-line value: C0 and C1 controls, DEL, and the line and paragraph separators
+# (U+0085, U+2028 and U+2029 end a line for many readers, models and the context's Markdown).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# What ends a line (str.splitlines' line boundaries).
+_LINE_BREAK = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+# Half of a UTF-16 pair on its own (JSON's "\ud800"): no character, UTF-8 cannot hold it.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def is_text(value: str) -> bool:
+    """Whether UTF-8 can hold `value`: an id with a lone surrogate names nothing stored."""
+    return value.isascii() or _SURROGATE.search(value) is None
+
+
+def check_filter_text(scope_ref: str | None, values: list[str] | None, field: str) -> None:
+    """A list filter's free text (its scopeRef, its tags or kinds): text UTF-8 can hold."""
+    if scope_ref is not None:
+        check_text(scope_ref, "scopeRef")
+    for i, value in enumerate(values or ()):
+        if not is_text(value):
+            raise InvalidInput(
+                [field, str(i)],
+                f"{field} must be valid Unicode: a lone surrogate is not a character",
+            )
+
+
+def check_text(value: str, field: str) -> None:
+    """Refuse text UTF-8 cannot hold (a lone surrogate), naming the field."""
+    if not is_text(value):
+        raise InvalidInput(
+            [field], f"{field} must be valid Unicode: a lone surrogate (U+D800 to U+DFFF) is "
+            "not a character",
+        )  # fmt: skip
 
 
 def _check_ref(value: str | None, field: str, *, required: bool = False) -> None:
@@ -19,6 +51,7 @@ def _check_ref(value: str | None, field: str, *, required: bool = False) -> None
         return
     if not value or value.isspace():  # `not value.strip()`, without copying the text
         raise InvalidInput([field], f"{field} must not be blank")
+    check_text(value, field)
     if len(value) > limits.REF_MAX_CHARS:
         raise TooLarge([field], f"{field} is longer than {limits.REF_MAX_CHARS} characters")
     if _CONTROL.search(value):
@@ -44,6 +77,7 @@ def _check_bytes(value: str, field: str, limit: int) -> None:
 
 def check_event(event: EventIn, *, now: datetime | None = None) -> None:
     check_scope(event.scope, event.scope_ref)
+    check_text(event.kind, "kind")
     if len(event.kind) > limits.KIND_MAX_CHARS:
         raise TooLarge(["kind"], f"kind is longer than {limits.KIND_MAX_CHARS} characters")
     if not KIND_RE.fullmatch(event.kind):
@@ -52,6 +86,7 @@ def check_event(event: EventIn, *, now: datetime | None = None) -> None:
         )
     if not event.body or event.body.isspace():
         raise InvalidInput(["body"], "body must not be empty")
+    check_text(event.body, "body")
     _check_bytes(event.body, "body", limits.EVENT_BODY_MAX_BYTES)
     _check_no_nul(event.body, "body")
     _check_ref(event.source, "source")
@@ -68,35 +103,40 @@ def check_event(event: EventIn, *, now: datetime | None = None) -> None:
 
 
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)
 
 
 def check_time(value: datetime, field: str) -> None:
-    """A timestamp must carry a time zone and lie after 1970-01-01 UTC."""
+    """A timestamp must carry a time zone and lie after 1970-01-01 UTC (and, in UTC, before
+    the end of year 9999, which is the most a date holds)."""
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInput([field], f"{field} must carry a time zone (e.g. ...Z)")
     try:
         in_utc = value.astimezone(UTC)
-    except OverflowError:
+    except OverflowError:  # its UTC time is before year 1 or after year 9999
+        if value.year > EARLIEST.year:
+            raise InvalidInput(
+                [field], f"{field} must be at most 9999-12-31T23:59:59.999999Z in UTC"
+            ) from None
         in_utc = EARLIEST - timedelta(days=1)
     if in_utc < EARLIEST:
         raise InvalidInput([field], f"{field} must be after 1970-01-01T00:00:00Z")
 
 
 def check_batch(events: list[EventIn]) -> None:
-    """Validate a batch as a whole; every bad item is reported, under input[i]."""
+    """Validate a batch as a whole (the empty path); every bad item is reported, under its
+    index."""
     if not events:
-        raise InvalidInput(["input"], "input must hold at least one event")
+        raise InvalidInput([], "a batch must hold at least one event")
     if len(events) > limits.BATCH_MAX:
-        raise TooLarge(
-            ["input"], f"a batch holds at most {limits.BATCH_MAX} events, got {len(events)}"
-        )
+        raise TooLarge([], f"a batch holds at most {limits.BATCH_MAX} events, got {len(events)}")
     now = utcnow()
     errors: list[JetError] = []
     for i, event in enumerate(events):
         try:
             check_event(event, now=now)
         except JetError as exc:
-            errors.append(exc.at("input", str(i)))
+            errors.append(exc.at(str(i)))
     if errors:
         raise JetErrors(errors)
 
@@ -104,7 +144,8 @@ def check_batch(events: list[EventIn]) -> None:
 def _check_title(title: str) -> None:
     if not title.strip():
         raise InvalidInput(["title"], "title must not be empty")
-    if "\n" in title or "\r" in title:
+    check_text(title, "title")
+    if _LINE_BREAK.search(title):
         raise InvalidInput(["title"], "title must be one line")
     if len(title) > limits.TITLE_MAX_CHARS:
         raise TooLarge(["title"], f"title is longer than {limits.TITLE_MAX_CHARS} characters")
@@ -115,6 +156,7 @@ def _check_title(title: str) -> None:
 def _check_summary(summary: str) -> None:
     if not summary.strip():
         raise InvalidInput(["summary"], "summary must not be empty")
+    check_text(summary, "summary")
     _check_bytes(summary, "summary", limits.ENTRY_SUMMARY_MAX_BYTES)
     _check_no_nul(summary, "summary")
 
@@ -133,6 +175,10 @@ def _check_tags(tags: list[str]) -> None:
         field = ["tags", str(i)]
         if not tag.strip() or tag != tag.strip():
             raise InvalidInput(field, "a tag must be non-empty, without surrounding spaces")
+        if not tag.isascii() and _SURROGATE.search(tag):
+            raise InvalidInput(
+                field, "a tag must be valid Unicode: a lone surrogate is not a character"
+            )
         if len(tag) > limits.TAG_MAX_CHARS:
             raise TooLarge(field, f"a tag is at most {limits.TAG_MAX_CHARS} characters")
         if _CONTROL.search(tag):
@@ -180,5 +226,8 @@ def check_first(first: int, field: str = "first") -> None:
 
 
 def check_search(search: str | None, field: str = "search") -> None:
-    if search is not None and len(search) > limits.SEARCH_MAX_CHARS:
+    if search is None:
+        return
+    if len(search) > limits.SEARCH_MAX_CHARS:
         raise TooLarge([field], f"{field} is longer than {limits.SEARCH_MAX_CHARS} characters")
+    check_text(search, field)

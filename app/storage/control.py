@@ -17,7 +17,8 @@ from app.storage import migrate, postgres
 from app.storage.control_models import api_keys_table as keys_t
 from app.storage.control_models import tenant_policies_table as policies_t
 from app.storage.control_models import tenants_table as tenants_t
-from app.storage.engine import read_statement, sqlite_engine, write_transaction
+from app.storage.engines import sqlite_engine
+from app.storage.transactions import read_statement, write_transaction
 from app.storage.types import utcnow
 
 
@@ -63,6 +64,7 @@ class ControlDb:
                 synchronous="FULL",
                 busy_timeout_ms=settings.sqlite_busy_timeout_ms,
                 pool_size=4,
+                fast_path=settings.sqlite_fast_path,
             )
 
     async def migrate(self) -> bool:

@@ -1,23 +1,35 @@
-"""Writing events into the log, per backend: the rows, and (SQLite) their search index.
+"""Writing events into the log, per backend: the rows, and (SQLite) their search index,
+in the caller's write transaction; `append_batch` adds the idempotency keys' lock and read.
 
-One call per write transaction (the group commit's): on SQLite the events are inserted and
-indexed for search in that transaction, so they are searchable the moment the append is
-acknowledged and never indexed without being stored.
+On SQLite the events are inserted and indexed for search in one transaction, so they are
+searchable the moment the append is acknowledged and never indexed without being stored.
 """
 
-import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
-import orjson
-from sqlalchemy import insert
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Select, insert, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage import fulltext
+from app.storage import fulltext, locks
+from app.storage.group_commit import GroupCommitter
+from app.storage.lists import in_list
 from app.storage.models import events_table as ev
+from app.storage.sqlite.fastpath import appends
 from app.storage.types import sqlite_text
+
+# The columns of an event as the services read it (app.services.events.to_event's order).
+COLUMNS = [
+    ev.c.id, ev.c.scope, ev.c.scope_ref, ev.c.kind, ev.c.body, ev.c.source, ev.c.source_ref,
+    ev.c.occurred_at, ev.c.recorded_at, ev.c.compressed_at, ev.c.compressed_into,
+    ev.c.idempotency_key,
+]  # fmt: skip
+
+_R = TypeVar("_R")
+Req = TypeVar("Req")
+Res = TypeVar("Res")
 
 
 class Event(Protocol):
@@ -45,42 +57,87 @@ class Event(Protocol):
     def idempotency_key(self) -> str | None: ...
 
 
-_COLUMNS = (
+# Given the rows (COLUMNS) of the events already stored under a batch's idempotency keys:
+# the batch's answer and the new events to insert.
+Decide = Callable[[Sequence[Any]], tuple[_R, Sequence[Event]]]
+
+_INSERT_COLUMNS = (
     "id", "scope", "scope_ref", "kind", "body", "source", "source_ref", "occurred_at",
     "recorded_at", "idempotency_key",
 )  # fmt: skip
-_INSERT_SQLITE = (
-    f"INSERT INTO memory_events ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
-)
+# The events stored under any of a list of idempotency keys, through the key's unique
+# index: one statement (the list one bound parameter) whatever the number of keys.
+BY_KEYS: Select[Any] = select(*COLUMNS).where(in_list(ev.c.idempotency_key, "keys"))
+
+
+async def append_batch(conn: AsyncConnection, keys: Collection[str], decide: Decide[_R]) -> _R:
+    """Inside the caller's write transaction: wait for any other writer of the same
+    idempotency keys (another process may be appending one right now: the second then
+    finds the first's event, a replay or a conflict, never a unique-key error), read the
+    events stored under them, and insert the events `decide` returns."""
+    rows: Sequence[Any] = ()
+    if keys:
+        await locks.serialize(conn, *(f"idempotency/{k}" for k in sorted(keys)))
+        rows = (await conn.execute(BY_KEYS, {"keys": sorted(keys)})).all()
+    result, to_insert = decide(rows)
+    if to_insert:
+        await insert_events(conn, to_insert)
+    return result
 
 
 async def insert_events(conn: AsyncConnection, events: Sequence[Event]) -> None:
-    """PostgreSQL: insert new events (compressed_at and compressed_into empty) inside the
-    caller's write transaction. search_vector is a generated column: nothing else to
-    write. (SQLite: `insert_events_sqlite`.)"""
-    if conn.dialect.name != "postgresql":
-        raise ValueError("insert_events is PostgreSQL's; SQLite's is insert_events_sqlite")
+    """Insert new events (compressed_at and compressed_into empty) inside the caller's
+    write transaction, indexed for search (PostgreSQL: a generated column; SQLite: the
+    rows above the highest seq before the insert, see fulltext.INDEX_EVENTS_SQL)."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(insert(ev), [_row(e) for e in events])
+        return
+    after = (await conn.execute(text(fulltext.LAST_EVENT_SEQ_SQL))).scalar_one()
     await conn.execute(insert(ev), [_row(e) for e in events])
+    await conn.execute(text(fulltext.INDEX_EVENTS_SQL), {"after": after})
 
 
-def insert_events_sqlite(conn: sqlite3.Connection, events: Sequence[Event]) -> None:
-    """SQLite: insert new events and index them for search, inside the write transaction
-    open on `conn` (app.storage.engine.write_on_thread), on the connection's thread."""
-    # The rows to index are exactly those above the highest seq read before the INSERT:
-    # the write transaction (BEGIN IMMEDIATE) holds SQLite's write lock, so no other writer
-    # adds a row in between. If anything fails the whole transaction rolls back, index rows
-    # with it (the group commit then retries each request in a transaction of its own,
-    # which reads its own starting point).
-    (after,) = conn.execute(fulltext.LAST_EVENT_SEQ_SQL).fetchone()
-    # Positional tuples straight to sqlite3, not SQLAlchemy's per-row parameter processing
-    # (construct_params, then two processors per timestamp: about a third of the event
-    # loop's time in a 500-event batch, py-spy of `http_bench --only batch`). The values
-    # are the ones SQLAlchemy would bind: text columns as they are, timestamps as
-    # UTCDateTime binds them on SQLite (`sqlite_text`, held equal by tests/storage/
-    # test_types.py). A group shares its `recorded_at`, and most events their
-    # `occurred_at` with it, so each distinct timestamp is formatted once.
+def group_committer(
+    engine: AsyncEngine,
+    *,
+    keys: Callable[[Sequence[Req]], Collection[str]],
+    decide: Callable[
+        [Sequence[Req], Sequence[Any]], tuple[list[Res | BaseException], Sequence[Event]]
+    ],
+    size: Callable[[Req], int],
+    max_size: int,
+) -> GroupCommitter[Req, Res]:
+    """A group commit of append requests: each group is one `append_batch` of every
+    request's keys, `decide(requests, stored rows)` answering each request (with the SQLite
+    fast path, the whole transaction is one call on aiosqlite's thread)."""
+
+    async def apply(conn: AsyncConnection, requests: Sequence[Req]) -> list[Res | BaseException]:
+        return await append_batch(conn, keys(requests), lambda rows: decide(requests, rows))
+
+    def apply_on_thread(conn: Any, requests: Sequence[Req]) -> list[Res | BaseException]:
+        def decide_rows(rows: Sequence[Any]) -> tuple[list[Res | BaseException], appends.Rows]:
+            result, to_insert = decide(requests, rows)
+            return result, _sqlite_rows(to_insert)
+
+        return appends.append_batch_on_thread(
+            conn, BY_KEYS, keys(requests), decide_rows, _INSERT_COLUMNS
+        )
+
+    return GroupCommitter(
+        engine, apply, apply_on_thread=apply_on_thread, size=size, max_size=max_size
+    )
+
+
+def _sqlite_rows(events: Sequence[Event]) -> list[tuple[object, ...]]:
+    """Positional tuples straight for sqlite3 (_INSERT_COLUMNS), not SQLAlchemy's per-row
+    parameter processing (construct_params, then two processors per timestamp: about a
+    third of the event loop's time in a 500-event batch). The values are the ones
+    SQLAlchemy would bind: text columns as they are, timestamps as UTCDateTime binds them on
+    SQLite (`sqlite_text`, held equal by tests/storage/test_types.py). A group shares its
+    `recorded_at`, and most events their `occurred_at` with it, so each distinct timestamp
+    is formatted once."""
     texts: dict[object, str] = {}
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for e in events:
         occurred = texts.get(e.occurred_at)
         if occurred is None:
@@ -92,37 +149,7 @@ def insert_events_sqlite(conn: sqlite3.Connection, events: Sequence[Event]) -> N
             e.id, e.scope.value, e.scope_ref, e.kind, e.body, e.source, e.source_ref,
             occurred, recorded, e.idempotency_key,
         ))  # fmt: skip
-    payload = _json_rows(rows) if len(rows) >= JSON_INSERT_ROWS else None
-    if payload is None:
-        conn.executemany(_INSERT_SQLITE, rows)
-    else:
-        conn.execute(_INSERT_SQLITE_JSON, (payload,))
-    conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
-
-
-# A large group's rows in ONE statement: json_each unpacks a JSON array of row arrays
-# inside SQLite. executemany steps SQLite once per row, and sqlite3 releases and takes back
-# the GIL around every step: with the event loop busy, each take-back waits for the loop to
-# let go (up to sys.getswitchinterval(), 5 ms), so a 500-row insert crawled while requests
-# were being parsed. One statement takes the GIL back once, and SQLite's JSON parsing runs
-# on the other CPU meanwhile. Batches of 500: 39-53 -> 56-66 requests/s (http_bench --only
-# batch, 2 alternating pairs, 06:21-06:23). A group of single appends (~32 rows) is better
-# off with executemany (the JSON costs more than the waits: 5,190-6,140 -> 4,664-5,349
-# events/s through REST, http_bench --only append, 06:23-06:26). (A body may not hold a
-# NUL character, which SQLite's JSON functions would end it at: app/services/validation.)
-JSON_INSERT_ROWS = 100
-_INSERT_SQLITE_JSON = (
-    f"INSERT INTO memory_events ({', '.join(_COLUMNS)}) SELECT "
-    + ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(_COLUMNS)))
-    + " FROM json_each(?)"
-)
-
-
-def _json_rows(rows: Sequence[tuple[object, ...]]) -> bytes | None:
-    try:
-        return orjson.dumps(rows)
-    except TypeError:  # a lone surrogate: sqlite3's own binding reports it
-        return None
+    return rows
 
 
 def _row(e: Event) -> dict[str, object]:

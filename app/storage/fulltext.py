@@ -15,9 +15,7 @@ loader's scaling are the same code on both.
   in scale, not in intent: docs/postgresql.md compares the two.
 """
 
-import sqlite3
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +36,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.storage import postgres
 from app.storage.models import entries_table as en
@@ -71,6 +69,12 @@ class Target:
     @classmethod
     def of(cls, conn: AsyncConnection) -> "Target":
         return cls(conn.dialect.name, postgres.schema_of(conn))
+
+    @classmethod
+    def of_engine(cls, engine: AsyncEngine) -> "Target":
+        options = engine.sync_engine.get_execution_options()
+        translate: dict[Any, str] = options.get("schema_translate_map") or {}
+        return cls(engine.dialect.name, translate.get(None))
 
 
 def entries(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
@@ -223,8 +227,8 @@ def event_filters_sql(row: str = "") -> str:
 
 
 # Events are indexed by the statement that follows their INSERT, in the same transaction,
-# once per transaction rather than by a per-row trigger (tenant migration 0004 dropped it:
-# plain sqlite3, 500 rows a transaction, ~28,000 events/s with it, ~45,000 with this).
+# once per transaction rather than by a per-row trigger (tenant migration 0004 dropped it
+# as the slower of the two; docs/benchmarks.md).
 # `:after` is the highest seq before the transaction's first insert (LAST_EVENT_SEQ_SQL,
 # read inside the same write transaction, so every row above it is this transaction's).
 # Plain SQL with named parameters: sqlite3, aiosqlite and text() all take it, so every
@@ -293,64 +297,6 @@ def fts5_match(s: Search, columns: str) -> str:
     tokens = [tag_token(t) for t in dict.fromkeys(s.tags)] + _scope_tokens(s.scope, s.scope_ref)
     any_of = [scope_token(sc, ref, with_ref=True) for sc, ref in s.any_of]
     return match_expression(text_query(s.words, columns, prefix=s.prefix), tokens, any_of=any_of)
-
-
-# How many entries one word matches, as a search looks for it (the word stemmed, or a
-# prefix), in any scope: what FTS5 reads and ranks for it, which is what a search costs.
-_ENTRY_WORD_COUNT_SQL = "SELECT count(*) FROM memory_entries_fts WHERE memory_entries_fts MATCH ?"
-
-
-def count_entry_words(conn: sqlite3.Connection, words: Iterable[str]) -> dict[str, int]:
-    """Each word's number of matching entries (title, summary or tags; every scope), on a
-    plain sqlite3 connection. Counting skips bm25, but still reads the word's whole
-    posting list: ~0.03 ms for a word in 30 entries of 100,000, ~2 ms in 50,000."""
-    return {
-        word: conn.execute(
-            _ENTRY_WORD_COUNT_SQL, (text_query([word], ENTRY_TEXT_COLUMNS),)
-        ).fetchone()[0]
-        for word in words
-    }
-
-
-class WordCounts:
-    """`count_entry_words` of one tenant's words, kept: how many rows a search for a
-    question will rank, known before it runs (the sum over its words: an upper bound, as
-    filters and words matching the same entry only lower it).
-
-    A count is kept for `ttl` seconds, then counted again (entries come and go; a word
-    that grows common is noticed within that time). At most `size` words: when full it
-    starts again empty (the counts are cheap to learn again, and a hit is all that
-    matters here). Read and written on the event loop's thread only."""
-
-    def __init__(self, *, ttl: float = 600.0, size: int = 4096) -> None:
-        self._ttl = ttl
-        self._size = size
-        self._counts: dict[str, tuple[int, float]] = {}  # word -> (count, expires at)
-
-    def matches(self, words: Sequence[str]) -> int | None:
-        """The rows a search for `words` ranks at most, or None if a word's count is not
-        known (or is stale)."""
-        now = time.monotonic()
-        total = 0
-        for word in words:
-            known = self._counts.get(word)
-            if known is None or known[1] <= now:
-                return None
-            total += known[0]
-        return total
-
-    def unknown(self, words: Sequence[str]) -> list[str]:
-        now = time.monotonic()
-        return [w for w in words if (k := self._counts.get(w)) is None or k[1] <= now]
-
-    def learn(self, counts: dict[str, int]) -> None:
-        if not counts:
-            return
-        if len(self._counts) + len(counts) > self._size:
-            self._counts.clear()
-        expires = time.monotonic() + self._ttl
-        for word, count in counts.items():
-            self._counts[word] = (count, expires)
 
 
 def _fts5_entries(s: Search, columns: Sequence[Any]) -> Select[Any]:

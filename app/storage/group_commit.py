@@ -16,7 +16,9 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage.engine import write_on_thread, write_transaction
+from app.storage.sqlite.fastpath.dialect import OneHopDialect
+from app.storage.sqlite.fastpath.on_thread import write_on_thread
+from app.storage.transactions import write_transaction
 from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
@@ -26,7 +28,7 @@ Res = TypeVar("Res")
 # Applies a group of requests inside one open transaction; one result or exception each.
 Apply = Callable[[AsyncConnection, Sequence[Req]], Awaitable[list[Res | BaseException]]]
 # The same on SQLite, run on the connection's thread with plain sqlite3 calls
-# (app.storage.engine.write_on_thread): the whole transaction is one hand-off.
+# (app.storage.sqlite.fastpath.on_thread): the whole transaction is one hand-off.
 ApplyOnThread = Callable[[sqlite3.Connection, Sequence[Req]], list[Res | BaseException]]
 
 
@@ -42,8 +44,8 @@ class GroupCommitter(Generic[Req, Res]):
     ) -> None:
         self._engine = engine
         self._apply = apply
-        # SQLite only; PostgreSQL (and SQLite without it) runs `apply` in write_transaction.
-        self._on_thread = apply_on_thread if engine.dialect.name == "sqlite" else None
+        # The SQLite fast path only; otherwise `apply` runs in write_transaction.
+        self._on_thread = apply_on_thread if isinstance(engine.dialect, OneHopDialect) else None
         self._size = size
         self._max_size = max_size
         # None is the stop signal from aclose.

@@ -15,12 +15,18 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
 from app.storage import migrate, postgres
-from app.storage.engine import InlineReader, SqliteEngines, read_statement, write_transaction
+from app.storage.engines import SqliteEngines
+from app.storage.group_commit import GroupCommitter
+from app.storage.sqlite.fastpath.dialect import OneHopDialect
+from app.storage.sqlite.fastpath.inline_reader import InlineReader
+from app.storage.sqlite.fastpath.search import WordCounts
+from app.storage.transactions import read_statement, write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +34,10 @@ EMPTY: Mapping[str, object] = MappingProxyType({})
 
 
 class TenantDb:
-    """An open tenant database. Services get it from a lease and never keep it."""
+    """An open tenant database. Services get it from a lease and never keep it.
+
+    Its per-database helpers live as long as it, each made at first use by its user and
+    closed (`aclose`) before the engine."""
 
     def __init__(
         self,
@@ -43,28 +52,33 @@ class TenantDb:
         self._owns_engine = owns_engine  # False: a view of the shared PostgreSQL pool
         self.leases = 0
         self.evicted = False
-        # Per-database helpers that live as long as it (e.g. the group committer); any
-        # with an `aclose()` is closed before the engine.
-        self.extras: dict[str, object] = {}
+        # The SQLite short cuts (app/storage/sqlite/fastpath) serve this database: its
+        # engine has their dialect (Settings.sqlite_fast_path).
+        self.fast_path = owns_engine and isinstance(engine.dialect, OneHopDialect)
+        # The group commit of event appends (app/services/events.py, via event_log).
+        self.event_appends: GroupCommitter[Any, Any] | None = None
+        # The compactor's group commit of its writes (app/services/compaction.py).
+        self.compaction_writer: GroupCommitter[Any, Any] | None = None
+        # How many entries a word matches, for the fast path's search routing.
+        self.word_counts = WordCounts()
+        self._reader: InlineReader | None = None
         # The process's helpers for every tenant (TenantDatabases' `shared`), never closed
         # with the database.
         self.shared = shared
 
     def inline_reader(self) -> InlineReader | None:
-        """The database's InlineReader (SQLite; None on PostgreSQL), made at first use and
-        closed with the database."""
-        reader = self.extras.get("reader")
-        if reader is None and self._owns_engine and self.engine.dialect.name == "sqlite":
+        """The database's InlineReader (the SQLite fast path; else None), made at first
+        use and closed with the database."""
+        if self._reader is None and self.fast_path:
             database = self.engine.url.database
             assert database is not None
-            reader = self.extras["reader"] = InlineReader(Path(database))
-        return reader  # type: ignore[return-value]
+            self._reader = InlineReader(Path(database))
+        return self._reader
 
     async def close(self) -> None:
-        for extra in self.extras.values():
-            aclose = getattr(extra, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        for helper in (self.event_appends, self.compaction_writer, self._reader):
+            if helper is not None:
+                await helper.aclose()
         if self._owns_engine:
             await self.engine.dispose()
 
@@ -90,6 +104,7 @@ class TenantDatabases:
             synchronous=settings.sqlite_synchronous,
             busy_timeout_ms=settings.sqlite_busy_timeout_ms,
             pool_size=settings.tenant_pool_size,
+            fast_path=settings.sqlite_fast_path,
         )
 
     def path(self, tenant_id: str) -> Path:
@@ -212,8 +227,8 @@ def leased() -> int:
 
 class _Lease:
     """TenantDatabases.lease's context manager: a class rather than an
-    @asynccontextmanager generator, whose wrapper objects and generator steps cost ~2 us of
-    every request's ~200 (an edge-only benchmark of the REST append, 2026-11-30)."""
+    @asynccontextmanager generator, whose wrapper objects and generator steps cost a
+    measurable share of every request (docs/benchmarks.md)."""
 
     __slots__ = ("_db", "_dbs", "_tenant_id")
 

@@ -1,17 +1,18 @@
-"""app.edge.app.Edge: the direct way to fixed-path ASGI routes answers as Starlette's stack
-would (routing order, 405, a 500 for an escaping exception, the scope a route sees) and
-counts every request in the HTTP metrics, direct or not."""
+"""app.edge.app.metered_starlette: stock Starlette routing (routing order, 405, a 500 for an
+escaping exception, the scope a route sees), with every request counted in the HTTP
+metrics, Starlette's own answers too."""
 
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app.edge.app import Edge
+from app.edge.app import metered_starlette
 from tests.conftest import sample
 
 
@@ -49,9 +50,9 @@ async def function_endpoint(request: Request) -> PlainTextResponse:
     return PlainTextResponse("function")
 
 
-def edge() -> Edge:
-    return Edge(
-        routes=[
+def edge() -> Starlette:
+    return metered_starlette(
+        [
             Route("/shadow/{name}", Named("param")),
             Route("/shadow/fixed", Named("never")),  # the route above takes its requests
             Route("/direct", Named("direct"), methods=["GET", "POST"]),
@@ -70,13 +71,13 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-async def test_a_direct_route_sees_the_scope_starlettes_router_gives_it(
+async def test_a_route_sees_the_scope_starlettes_router_gives_it(
     client: httpx.AsyncClient,
 ) -> None:
     r = await client.post("/direct")
     assert r.status_code == 200
     assert r.json() == {
-        "name": "direct", "route": "/direct", "endpoint": True, "app": "Edge", "router": True,
+        "name": "direct", "route": "/direct", "endpoint": True, "app": "Starlette", "router": True,
         "path_params": {},
     }  # fmt: skip
     assert (await client.delete("/any")).json()["name"] == "any"
@@ -138,7 +139,7 @@ async def test_requests_starlette_answers_are_counted_too(client: httpx.AsyncCli
     assert sample("jet_http_requests_total", **function) == before[1] + 1
 
 
-async def test_a_root_path_goes_through_starlettes_routing() -> None:
+async def test_a_root_path_is_routed() -> None:
     transport = httpx.ASGITransport(app=edge(), root_path="/api")
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         r = await c.get("/api/direct")

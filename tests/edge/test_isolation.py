@@ -25,8 +25,8 @@ from app.edge.app import create_app
 from app.services import tenants
 from app.services.entries import insert_entry
 from app.services.records import EntryIn, EntrySource, Scope
-from app.storage.engine import write_transaction
 from app.storage.models import entry_sources_table, events_table
+from app.storage.transactions import write_transaction
 from app.storage.types import utcnow
 from tests.conftest import TenantFixture, make_tenant
 

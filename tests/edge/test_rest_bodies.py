@@ -12,11 +12,12 @@ import pytest
 from sqlalchemy import update
 
 from app.deps import Container
-from app.edge import rest
+from app.edge.rest import models as rest
+from app.edge.rest.encoding import dumps
 from app.services import entries, events
 from app.services.records import EntryIn, Event, EventFilter, EventIn, Scope
-from app.storage.engine import write_transaction
 from app.storage.models import events_table as ev_t
+from app.storage.transactions import write_transaction
 from tests.conftest import TenantFixture
 
 AT = datetime(2026, 3, 4, 5, 6, 7, 89, tzinfo=UTC)
@@ -54,11 +55,9 @@ def model_json(e: Event) -> bytes:
 @pytest.mark.parametrize("event", EVENTS, ids=[str(i) for i in range(len(EVENTS))])
 def test_event_body_is_the_model_dump(event: Event) -> None:
     body = rest.event_body(event)
-    assert rest.dumps(body) == model_json(event)
+    assert dumps(body) == model_json(event)
     assert list(body) == list(rest.MemoryEvent.model_json_schema(by_alias=True)["properties"])
-    assert orjson.loads(rest.dumps({"items": [body]}))["items"][0] == orjson.loads(
-        model_json(event)
-    )
+    assert orjson.loads(dumps({"items": [body]}))["items"][0] == orjson.loads(model_json(event))
 
 
 def test_event_body_keeps_up_with_the_model() -> None:

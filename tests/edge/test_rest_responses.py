@@ -1,6 +1,6 @@
 """The REST edge's own shortcuts produce what Starlette's general code would: a JSON
-response built directly (app/edge/rest.py `_OrjsonResponse`), two request headers read in
-one pass (`_headers`), the Content-Type check."""
+response built directly (app/edge/rest/encoding.py `OrjsonResponse`), two request headers read in
+one pass (`two_headers`), the Content-Type check."""
 
 from typing import Any
 
@@ -9,17 +9,19 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from app.edge import rest
+from app.edge.rest.encoding import OrjsonResponse, dumps
+from app.edge.rest.parsing import require_json_type, two_headers
+from app.edge.rest.problems import HttpProblem
 from tests.conftest import TenantFixture
 
 CONTENTS: list[Any] = [{"a": 1, "é": "ü", "n": None}, [], "x", 0, None, {"items": [1.5, True]}]
 
 
 class StarlettesOwn(JSONResponse):
-    """What `_OrjsonResponse` was: Starlette's JSONResponse with orjson's rendering."""
+    """What `OrjsonResponse` was: Starlette's JSONResponse with orjson's rendering."""
 
     def render(self, content: Any) -> bytes:
-        return rest.dumps(content)
+        return dumps(content)
 
 
 HEADERS = [None, {}, {"Location": "/memory/x", "ETag": '"3"'}, {"Content-Type": "text/plain"},
@@ -30,7 +32,7 @@ HEADERS = [None, {}, {"Location": "/memory/x", "ETag": '"3"'}, {"Content-Type": 
 @pytest.mark.parametrize("headers", HEADERS)
 def test_a_json_response_is_starlettes_own(status: int, headers: dict[str, str] | None) -> None:
     for content in CONTENTS:
-        ours = rest._OrjsonResponse(content, status, headers)
+        ours = OrjsonResponse(content, status, headers)
         theirs = StarlettesOwn(content, status, headers=dict(headers or {}))
         assert vars(ours) == vars(theirs)
         assert ours.media_type == theirs.media_type and ours.charset == theirs.charset
@@ -56,7 +58,7 @@ def test_two_headers_read_at_once_are_what_request_headers_gives(
 ) -> None:
     request = Request(scope_with(list(headers)))
     expected = (request.headers.get("content-type"), request.headers.get("idempotency-key"))
-    assert rest._headers(scope_with(headers), b"content-type", b"idempotency-key") == expected
+    assert two_headers(scope_with(headers), b"content-type", b"idempotency-key") == expected
 
 
 @pytest.mark.parametrize(
@@ -75,10 +77,10 @@ def test_two_headers_read_at_once_are_what_request_headers_gives(
 )
 def test_the_content_type_check(ctype: str | None, ok: bool) -> None:
     if ok:
-        rest._require_json_type(ctype)
+        require_json_type(ctype)
     else:
-        with pytest.raises(rest.HttpProblem) as raised:
-            rest._require_json_type(ctype)
+        with pytest.raises(HttpProblem) as raised:
+            require_json_type(ctype)
         assert raised.value.status == 415
 
 

@@ -2,7 +2,7 @@
 which comes first of 401 and 413 (GraphQL: 413 first, REST: 401 first), every 413 with the
 request id, a body found over the limit while the app reads it, after a response started;
 a client that leaves before its body arrived (no answer, one log line, 499 in the metrics,
-nothing stored); the one `send` wrapper shared with Edge; the headers read in one pass
+nothing stored); the request id added once; the headers read in one pass
 (first sane X-Request-Id, first Authorization, last Content-Length); the key -> tenant
 cache read without a coroutine."""
 
@@ -11,6 +11,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,11 +20,11 @@ from starlette.types import Message, Receive, Scope, Send
 
 from app.config import Settings
 from app.deps import Container, build
-from app.edge import auth as auth_module
+from app.edge import request_ids
+from app.edge.answers import GRAPHQL_ANSWERS
 from app.edge.app import create_app
 from app.edge.auth import TenantBound
 from app.edge.limits import MAX_BODY_BYTES
-from app.edge.responses import StatusNoted
 from app.logs import request_id_var, tenant_id_var
 from app.services import tenants
 from tests.conftest import TenantFixture, sample
@@ -215,8 +216,7 @@ async def test_the_413_of_a_streamed_body_is_sent_within_the_request(
     container: Container, tenant: TenantFixture, limit_first: bool
 ) -> None:
     """Both ways, the request's id and tenant are in the logs' context (uvicorn's access
-    line) and the 413 carries the id: REST answers within the lease, GraphQL (limit
-    first) once the lease is given back."""
+    line) and the 413 carries the id, once the lease is given back."""
     seen: list[tuple[str | None, str | None]] = []
 
     async def too_large(scope: Scope, send: Send, limit: int) -> None:
@@ -228,7 +228,10 @@ async def test_the_413_of_a_streamed_body_is_sent_within_the_request(
             pass
         await JSONResponse({})(scope, receive, send)
 
-    app = TenantBound(reads, container, limit=10, too_large=too_large, limit_first=limit_first)
+    app = TenantBound(
+        reads, container, answers=replace(GRAPHQL_ANSWERS, too_large=too_large), limit=10,
+        limit_first=limit_first,
+    )  # fmt: skip
     r = await exchange(app, "/x", [*auth(tenant), (b"x-request-id", b"t-4")], [b"1" * 8, b"2" * 3])
     assert r.status == 413 and r.json == {"limit": 10}
     assert seen == [("t-4", tenant.id)] and r.header(b"x-request-id") == [b"t-4"]
@@ -288,11 +291,9 @@ async def test_the_request_id_is_added_once_and_an_apps_own_is_kept(
 
 
 @pytest.mark.parametrize("path", ["/memory/events", "/graphql"])
-async def test_edges_status_noted_carries_the_request_id_and_is_given_back_clean(
+async def test_the_request_id_is_added_once_with_or_without_a_root_path(
     container: Container, tenant: TenantFixture, path: str
 ) -> None:
-    """Through Edge's direct way TenantBound adds the request id with Edge's own wrapper;
-    through Starlette's stack (a root_path) with its own: the same messages."""
     app = create_app(container=container)
     body = EVENT if path == "/memory/events" else TRIVIAL
     headers = [*auth(tenant), *JSON, (b"x-request-id", b"t-6")]
@@ -301,27 +302,6 @@ async def test_edges_status_noted_carries_the_request_id_and_is_given_back_clean
     for r in (direct, stacked):
         assert r.status in (200, 201) and r.header(b"x-request-id") == [b"t-6"]
     assert [k for k, _ in direct.headers] == [k for k, _ in stacked.headers]
-
-    sent: list[Message] = []
-
-    async def raw(message: Message) -> None:
-        sent.append(message)
-
-    noted = StatusNoted(raw, 0)
-    r = await exchange(TenantBound(_answer(200), container), "/x", headers, [], send=noted)
-    assert noted.status == 200 and noted.started and noted.request_id is None
-    assert (b"x-request-id", b"t-6") in sent[0]["headers"]
-    # What its owner sends through it afterwards is not given the id.
-    await noted({"type": "http.response.start", "status": 500, "headers": []})
-    assert sent[-1]["headers"] == []
-
-
-def _answer(status: int) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": status, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-
-    return app
 
 
 # --------------------------------------------------------------------------- failures
@@ -372,7 +352,7 @@ EVENTS = b'{"query":"{ memoryEvents { edges { cursor } } }"}'
 )
 # 10 bytes, or the whole JSON but not the end of the body its Content-Length declared.
 @pytest.mark.parametrize("whole", [False, True], ids=["10-bytes", "whole-json"])
-@pytest.mark.parametrize("root_path", ["", "/api"], ids=["direct", "stack"])  # Edge's ways
+@pytest.mark.parametrize("root_path", ["", "/api"], ids=["direct", "stack"])
 async def test_a_client_that_leaves_before_its_body_arrived_is_a_499_and_stores_nothing(
     container: Container, tenant: TenantFixture, caplog: pytest.LogCaptureFixture,
     path: str, body: bytes, whole: bool, root_path: str,
@@ -465,8 +445,8 @@ def test_new_request_ids_are_32_hex_digits_of_128_random_bits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for n in [0, 1, 0xABC, 2**64, 2**127 + 5, 2**128 - 1]:
-        monkeypatch.setattr(auth_module.random, "getrandbits", lambda bits, n=n: n)
-        assert auth_module.new_request_id() == f"{n:032x}"
+        monkeypatch.setattr(request_ids.random, "getrandbits", lambda bits, n=n: n)
+        assert request_ids.new_request_id() == f"{n:032x}"
     monkeypatch.undo()
-    ids = {auth_module.new_request_id() for _ in range(1000)}
+    ids = {request_ids.new_request_id() for _ in range(1000)}
     assert len(ids) == 1000 and all(RANDOM_ID.fullmatch(i) for i in ids)

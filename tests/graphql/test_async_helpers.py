@@ -1,7 +1,8 @@
-"""JetExecutionContext gives resolvers graphql-core's async helpers (`info.async_helpers`)
-reaching the executor weakly: a request's executor, with its context, is freed as soon as
-the request lets go of it (no reference cycle left for the cyclic garbage collector),
-and the helpers still gather and track work as graphql-core's own do."""
+"""The fast path's executor gives resolvers graphql-core's async helpers
+(`info.async_helpers`, app/graphql/fastpath/async_helpers.py) reaching the executor
+weakly: a request's executor, with its context, is freed as soon as the request lets go
+of it (no cycle left for the cyclic garbage collector), and the helpers still gather and
+track work as graphql-core's own do."""
 
 import asyncio
 import gc
@@ -16,7 +17,7 @@ from strawberry.types import Info
 
 from app.deps import Container
 from app.graphql.context import Context
-from app.graphql.execution import JetExecutionContext
+from app.graphql.fastpath.executor import PlannedExecutionContext
 from app.graphql.schema import build_schema
 from app.storage.tenants import TenantDb
 
@@ -31,7 +32,7 @@ def no_cyclic_gc() -> Iterator[None]:
         gc.enable()
 
 
-class Recording(JetExecutionContext):
+class Recording(PlannedExecutionContext):
     executors: list[weakref.ref[Any]] = []
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -42,7 +43,7 @@ class Recording(JetExecutionContext):
 async def test_the_executor_and_context_are_freed_without_the_cyclic_gc(
     container: Container, db: TenantDb, no_cyclic_gc: None
 ) -> None:
-    schema = build_schema()
+    schema = build_schema(fast_path=True)
     schema.execution_context_class = Recording
     Recording.executors.clear()
     ctx = Context(container=container, db=db, request_id="r1")
@@ -83,7 +84,7 @@ class Query:
 
 
 @pytest.mark.parametrize(
-    "context_class", [JetExecutionContext, StrawberryGraphQLCoreExecutionContext]
+    "context_class", [PlannedExecutionContext, StrawberryGraphQLCoreExecutionContext]
 )
 async def test_the_helpers_gather_and_track_as_graphql_cores_do(context_class: Any) -> None:
     kept.clear()

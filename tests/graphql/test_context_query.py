@@ -14,9 +14,9 @@ from app.services import context as context_service
 from app.services import entries, events
 from app.services.records import EntryIn, EventIn, Scope
 from app.services.tokens import estimate_tokens
-from app.storage.engine import write_transaction
 from app.storage.models import events_table
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 from tests.conftest import TenantFixture
 
 CONTEXT = """

@@ -1,21 +1,17 @@
-"""JetExecutionContext's short cut for plain leaf fields changes nothing a client sees: the
-same data as graphql-core's own path, and the same errors with the same paths. The
-schema's extensions runner keeps running extensions given to the schema."""
+"""The fast path's short cut for plain leaf fields (app/graphql/fastpath/executor.py)
+changes nothing a client sees: the same data as stock Strawberry's, and the same errors
+with the same paths."""
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
 import strawberry
-from strawberry.extensions import SchemaExtension
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.deps import Container
 from app.graphql.context import Context
-from app.graphql.execution import JetExecutionContext
-from app.graphql.extensions import OperationPolicy
-from app.graphql.schema import JetSchema, build_schema
+from app.graphql.fastpath.executor import PlannedExecutionContext
+from app.graphql.schema import build_schema
 from app.services import entries, events
 from app.services.records import EntryIn, EntrySource, EventIn, Scope
 from app.storage.tenants import TenantDb
@@ -55,9 +51,8 @@ async def test_the_schema_answers_the_same_as_graphql_core_alone(
                 tags=["a", "b"], importance=4, source=EntrySource.MANUAL),
     )  # fmt: skip
     ctx = Context(container=container, db=db, request_id="r1")
-    ours = await build_schema().execute(EVERYTHING, context_value=ctx)
-    plain = build_schema()
-    plain.execution_context_class = StrawberryGraphQLCoreExecutionContext
+    ours = await build_schema(fast_path=True).execute(EVERYTHING, context_value=ctx)
+    plain = build_schema(fast_path=False)
     theirs = await plain.execute(EVERYTHING, context_value=ctx)
     assert ours.errors is None and theirs.errors is None
     assert ours.data == theirs.data
@@ -97,42 +92,10 @@ class Query:
 
 async def test_refused_values_give_the_same_errors() -> None:
     query = "{ things { name nickname colour when count } }"
-    ours = await strawberry.Schema(Query, execution_context_class=JetExecutionContext).execute(
+    ours = await strawberry.Schema(Query, execution_context_class=PlannedExecutionContext).execute(
         query
     )
     theirs = await strawberry.Schema(Query).execute(query)
     assert theirs.errors and len(theirs.errors) == 4
     assert ours.data == theirs.data
     assert [e.formatted for e in ours.errors or []] == [e.formatted for e in theirs.errors]
-
-
-async def test_extensions_given_to_the_schema_still_run_in_every_stage() -> None:
-    seen: list[str] = []
-
-    class Recorder(SchemaExtension):
-        def on_operation(self) -> Iterator[None]:
-            seen.append("operation")
-            yield
-            seen.append("operation done")
-
-        def on_parse(self) -> Iterator[None]:
-            seen.append("parse")
-            yield
-
-        def on_validate(self) -> Iterator[None]:
-            seen.append("validate")
-            yield
-
-        def on_execute(self) -> Iterator[None]:
-            seen.append("execute")
-            yield
-
-    policy = OperationPolicy(
-        max_tokens=8, validation_rules=(), should_mask_error=lambda e: e.original_error is not None
-    )
-    schema = JetSchema(query=Query, extensions=[Recorder], policy=policy)
-    ok = await schema.execute("{ things { name } }")
-    assert ok.errors and ok.errors[0].message == "Internal server error"  # masked
-    assert seen == ["operation", "parse", "validate", "execute", "operation done"]
-    too_long = await schema.execute("{ things { name nickname colour when } }")
-    assert too_long.errors and "more than 8 tokens" in too_long.errors[0].message

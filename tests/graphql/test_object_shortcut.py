@@ -1,8 +1,8 @@
-"""JetExecutionContext's object and list short cut changes nothing a client sees.
+"""The executor short cut (app/graphql/fastpath/executor.py) changes nothing a client sees.
 
-Every query runs twice: through the schema as built (the short cuts on, with an execution
+Every query runs twice: through the schema with the fast path on (with an execution
 context that counts how many objects graphql-core's own path completed) and through the
-same schema on Strawberry's plain execution context (graphql-core alone). The `data`
+schema with it off (stock Strawberry, graphql-core alone), on a real tenant database. The `data`
 (compared as JSON text, so the order of the keys counts too) and the errors (message,
 path, locations, extensions) must be identical, whatever the short cut did. The count
 shows which path was taken: a selection the short cut should cover must be covered (else
@@ -21,22 +21,22 @@ from typing import Any
 import pytest
 import strawberry
 from graphql import GraphQLResolveInfo, execute, parse
-from strawberry.extensions import SchemaExtension
+from strawberry.extensions import ParserCache, SchemaExtension
 from strawberry.scalars import JSON
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.deps import Container
-from app.graphql import execution
 from app.graphql.context import Context
-from app.graphql.execution import JetExecutionContext
-from app.graphql.extensions import OperationPolicy
-from app.graphql.schema import JetSchema, build_schema
+from app.graphql.extensions import CACHE_SIZE
+from app.graphql.fastpath import plans
+from app.graphql.fastpath.executor import PlannedExecutionContext
+from app.graphql.schema import build_schema
 from app.services import entries, events
 from app.services.records import EntryIn, EntrySource, EventIn, Scope
 from app.storage.tenants import TenantDb
 
 
-class Counting(JetExecutionContext):
+class Counting(PlannedExecutionContext):
     """Counts the objects graphql-core's own path completes (`execute_fields` runs once
     for the operation's root and once for each object the short cut did not build)."""
 
@@ -123,11 +123,10 @@ async def app_diff(container: Container, db: TenantDb) -> AsyncIterator[Diff]:
                     summary="The Q3 budget was approved", tags=["budget", f"t{i}"],
                     importance=2 + i, source=EntrySource.MANUAL),
         )  # fmt: skip
-    # Theirs also keeps Strawberry's resolvers (execution.install_fast_resolvers).
     diff = _diff(
-        build_schema,
+        lambda: build_schema(fast_path=True),
         lambda: Context(container=container, db=db, request_id="r1"),
-        lambda: build_schema(fast_resolvers=False),
+        lambda: build_schema(fast_path=False),
     )
     # One compaction: an entry with sourceEvents, events with compressedInto, a run.
     compacted = await diff.ours.execute(
@@ -549,13 +548,9 @@ fragment L on Leaf { __typename name nickname colour when count tags grid extra 
 
 
 def _test_schema(**kwargs: Any) -> strawberry.Schema:
-    # A JetSchema for its parse cache: the same query text, the same document.
-    policy = OperationPolicy(max_tokens=10_000, validation_rules=(), should_mask_error=_never)
-    return JetSchema(query=Query, types=[Rock], policy=policy, **kwargs)
-
-
-def _never(_error: Any) -> bool:
-    return False
+    # With the parse cache: the same query text, the same document (and so its plans).
+    extensions = [lambda: ParserCache(maxsize=CACHE_SIZE), *kwargs.pop("extensions", ())]
+    return strawberry.Schema(query=Query, types=[Rock], extensions=extensions, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -565,7 +560,7 @@ def test_diff() -> Diff:
 
 def test_plain_classes() -> None:
     """Classes whose instances the compiled plans take as neither exceptions nor
-    awaitables without asking (execution._is_plain_class)."""
+    awaitables without asking (plans._is_plain_class)."""
     from app.services.records import Edge, Event
 
     class Spoof:
@@ -579,12 +574,12 @@ def test_plain_classes() -> None:
             return None
 
     for cls in (Event, Edge, SlotLeaf, datetime, str, int):
-        assert execution._is_plain_class(cls), cls
+        assert plans._is_plain_class(cls), cls
     for cls in (
         type(None), SlotLater, SlotError, ValueError, LaterDate, Odd, Leaf, Later, Spoof,
         Getattr, type(x for x in ()),
     ):  # fmt: skip
-        assert not execution._is_plain_class(cls), cls
+        assert not plans._is_plain_class(cls), cls
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -652,13 +647,15 @@ async def test_an_operation_is_planned_at_its_second_execution(test_diff: Diff) 
 
 
 def test_plans_are_bounded_and_kept_with_their_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(execution, "_PLAN_CACHE_SIZE", 3)
-    monkeypatch.setattr(execution, "_object_plans", {})
-    schema = _test_schema(execution_context_class=JetExecutionContext)
+    from app.graphql.fastpath import executor  # noqa: PLC0415
+
+    monkeypatch.setattr(executor, "PLAN_CACHE_SIZE", 3)
+    monkeypatch.setattr(executor, "object_plans", {})
+    schema = _test_schema(execution_context_class=PlannedExecutionContext)
     for i in range(10):
         for _ in range(2):  # planned at the second execution
             result = schema.execute_sync(f'{{ box(case: "good") {{ a{i}: label }} }}')
             assert result.data == {"box": {f"a{i}": "l"}}
-        assert 1 <= len(execution._object_plans) <= 3
-    for (type_, _is_awaitable, *ids), (nodes, _plan) in execution._object_plans.items():
+        assert 1 <= len(executor.object_plans) <= 3
+    for (type_, _is_awaitable, *ids), (nodes, _plan) in executor.object_plans.items():
         assert type_.name == "Box" and ids == [id(node) for node in nodes]

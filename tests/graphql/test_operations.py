@@ -12,9 +12,9 @@ from app.graphql.context import Context
 from app.graphql.schema import schema
 from app.services import entries
 from app.services.records import EntryIn, EntrySource, Scope
-from app.storage.engine import write_transaction
 from app.storage.models import entry_sources_table, events_table
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 
 
 @pytest.fixture

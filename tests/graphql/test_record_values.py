@@ -14,7 +14,7 @@ import pytest
 from strawberry.types.base import get_object_definition
 
 from app.graphql import types
-from app.graphql.execution import _getter
+from app.graphql.fastpath.plans import getter
 from app.graphql.schema import build_schema
 from app.services.records import Edge, Entry, Event, Page
 
@@ -46,10 +46,10 @@ def test_record_serves_the_type(name: str) -> None:
     assert plain, name
     for field in plain:
         assert field.python_name in attributes, (name, field.python_name)
-        # Read by Strawberry's default resolver as an attribute (what _getter relies on).
+        # Read by Strawberry's default resolver as an attribute (fastpath.plans.getter).
         graphql_name = schema.config.name_converter.from_field(field)
         resolve = gql_type.fields[graphql_name].resolve  # type: ignore[union-attr]
-        assert _getter(resolve).__class__.__name__ == "attrgetter", (name, graphql_name)
+        assert getter(resolve).__class__.__name__ == "attrgetter", (name, graphql_name)
 
 
 def test_of_returns_the_record() -> None:

@@ -32,11 +32,11 @@ from app.services.compaction import (
 )
 from app.services.policies import TenantPolicy
 from app.services.records import Entry, EntrySource, EventFilter, EventIn, Scope
-from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import compaction_runs_table, entry_sources_table, llm_calls_table
 from app.storage.models import entries_table as en_t
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases, TenantDb
+from app.storage.transactions import read_transaction, write_transaction
 from tests.conftest import TenantFixture
 from tests.support.gateway_stub import FakeGateway, Reply, Sleeps, ok, summary_of
 

@@ -9,7 +9,7 @@ import pytest
 from app.services import entries, events, passages, temporal
 from app.services.context import load_context
 from app.services.records import Entry, EntryIn, Event, EventIn, Scope
-from app.storage.engine import write_transaction
+from app.storage.transactions import write_transaction
 from app.storage.tenants import TenantDb
 
 NOW = datetime(2026, 6, 1, 9, tzinfo=UTC)

@@ -19,9 +19,9 @@ from app.services.records import (
     EventIn,
     Scope,
 )
-from app.storage.engine import write_transaction
 from app.storage.models import entry_sources_table, events_table
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 
 
 def entry(
@@ -47,7 +47,7 @@ async def test_create_get_update_delete(db: TenantDb) -> None:
 
     with pytest.raises(Conflict) as info:
         await entries.update_entry(db, e.id, EntryPatch(title="x", expected_version=1))
-    assert info.value.field == ["input", "expectedVersion"]
+    assert info.value.field == ["expectedVersion"]
     ok = await entries.update_entry(db, e.id, EntryPatch(title="x", expected_version=2))
     assert ok.version == 3 and ok.title == "x"
 
@@ -246,7 +246,7 @@ async def test_hostile_search_strings_never_fail_unexpectedly(db: TenantDb, quer
     try:
         await entries.list_entries(db, EntryFilter(search=query), first=5, after=None)
     except InvalidInput as exc:
-        assert exc.field == ["filter.search"]
+        assert exc.field == ["search"]
 
 
 async def test_search_length_limit(db: TenantDb) -> None:
@@ -263,7 +263,7 @@ async def test_any_search_string_gives_results_or_a_clear_error(db: TenantDb, qu
         await entries.list_entries(db, EntryFilter(search=query), first=5, after=None)
         await events.list_events(db, EventFilter(search=query), first=5, after=None)
     except InvalidInput as exc:
-        assert exc.field == ["filter.search"] and "no searchable words" in exc.message
+        assert exc.field == ["search"] and "no searchable words" in exc.message
 
 
 async def test_search_cursor_is_stable_while_entries_are_added(db: TenantDb) -> None:
@@ -325,3 +325,79 @@ async def test_a_sources_cursor_past_32_bits_is_invalid_input(db: TenantDb, posi
     after = cursors.encode("sources", [position])
     with pytest.raises(InvalidInput, match="after is not a valid cursor"):
         await entries.source_events(db, "mem_x", first=2, after=after)
+
+
+# -------------------------------------------- NUL characters and long filter lists
+
+NUL = "ent\x00x"
+
+
+async def test_a_nul_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> None:
+    """No stored text holds NUL (PostgreSQL's text cannot): an id with one is not found
+    and a filter value with one matches nothing, the same on both backends."""
+    e = await entries.create_entry(db, entry(tags=["roas"]))
+    assert await entries.get_entry(db, NUL) is None
+    assert await entries.get_entries(db, [NUL, e.id]) == {e.id: e}
+    with pytest.raises(NotFound) as err:
+        await entries.update_entry(db, NUL, EntryPatch(title="x"))
+    assert err.value.field == ["id"]
+    with pytest.raises(NotFound):
+        await entries.delete_entry(db, NUL)
+    page = await entries.source_events(db, NUL, first=10, after=None)
+    assert page.edges == [] and not page.has_next_page
+    for flt in (
+        EntryFilter(tags=[NUL]),
+        EntryFilter(tags=["roas", NUL]),
+        EntryFilter(scope_ref=NUL),
+        EntryFilter(scope=Scope.ENTITY, scope_ref=NUL),
+        EntryFilter(tags=[NUL], search="roas"),
+        EntryFilter(scope_ref=NUL, search="roas"),
+    ):
+        found = await entries.list_entries(db, flt, first=10, after=None)
+        assert found.edges == [] and not found.has_next_page, flt
+    forged = cursors.encode("entries", [datetime.now(UTC).isoformat(), NUL])
+    with pytest.raises(InvalidInput) as invalid:
+        await entries.list_entries(db, EntryFilter(), first=10, after=forged)
+    assert invalid.value.field == ["after"]
+    assert await entries.get_entry(db, e.id) == e  # nothing was touched
+
+
+@pytest.mark.parametrize("name", ["tags", "sources"])
+async def test_a_filter_list_over_its_cap_is_too_large(db: TenantDb, name: str) -> None:
+    n = 40_000
+    values: list[object] = (
+        [f"t{i}" for i in range(n)] if name == "tags" else [EntrySource.MANUAL] * n
+    )
+    for search in (None, "roas"):
+        flt = EntryFilter(search=search, **{name: values})  # type: ignore[arg-type]
+        with pytest.raises(TooLarge) as err:
+            await entries.list_entries(db, flt, first=10, after=None)
+        assert err.value.field == [name]
+        assert str(limits.FILTER_VALUES_MAX) in err.value.message
+
+
+async def test_a_full_sources_list_is_one_parameter(db: TenantDb) -> None:
+    await entries.create_entry(db, entry())
+    await entries.create_entry(db, entry(source=EntrySource.CALL))
+    sources = [EntrySource.MANUAL] * (limits.FILTER_VALUES_MAX - 1) + [EntrySource.CHAT]
+    for search in (None, "roas"):
+        page = await entries.list_entries(
+            db, EntryFilter(sources=sources, search=search), first=10, after=None
+        )
+        assert [e.node.source for e in page.edges] == [EntrySource.MANUAL], search
+
+
+async def test_a_lone_surrogate_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> None:
+    """Not UTF-8, so never stored: found nowhere, rather than an encoding error."""
+    await entries.create_entry(db, entry(tags=["roas"]))
+    bad = "ent\ud800x"
+    assert await entries.get_entry(db, bad) is None
+    with pytest.raises(NotFound):
+        await entries.delete_entry(db, bad)
+    for flt in (
+        EntryFilter(tags=[bad]),
+        EntryFilter(scope_ref=bad),
+        EntryFilter(tags=[bad], search="roas"),
+    ):
+        page = await entries.list_entries(db, flt, first=10, after=None)
+        assert page.edges == [], flt

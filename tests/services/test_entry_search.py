@@ -10,21 +10,21 @@ context loader still uses) with `seq <= hwm`, ordered and cut in the same SELECT
 import random
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event, func, insert, select, text
+from sqlalchemy import func, insert, select, text
 
-from app.errors import InvalidInput
 from app.services import cursors, entries, search, search_cache
-from app.services.records import Edge, Entry, EntryFilter, EntryPatch, EntrySource, Page, Scope
-from app.storage import engine as engine_module
-from app.storage import fulltext, tenants
-from app.storage.engine import read_statement, read_transaction, write_transaction
+from app.services.records import Edge, Entry, EntryFilter, EntrySource, Page, Scope
+from app.storage import fulltext, reads, tenants
 from app.storage.models import entries_table as en
+from app.storage.sqlite.fastpath import inline_reader as inline_module
+from app.storage.sqlite.fastpath import search as search_module
+from app.storage.sqlite.fastpath import statement as statement_module
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction, write_transaction
 
 SCOPES: list[tuple[Scope, str | None]] = [
     (Scope.ENTITY, "acme-outdoor"),
@@ -160,178 +160,41 @@ def uncached_page(db: TenantDb, flt: EntryFilter, *, search_fn: Any, **kw: Any) 
 
 @pytest.fixture(params=["thread", "inline", "engine"])
 def read_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every way a page is read on SQLite: plain sqlite3 on aiosqlite's thread or on the
-    event loop's (entries._search_on_thread, routed by how many entries the words match),
-    and SQLAlchemy's engine (entries._search, as on PostgreSQL and for a filter by
-    sources)."""
-    on_sqlite = request.getfixturevalue("backend") == "sqlite"
+    """Every way a page is read: with the SQLite fast path, plain sqlite3 on aiosqlite's
+    thread or on the event loop's (routed by how many entries the words match), and
+    SQLAlchemy's engine (PostgreSQL, and SQLite with the fast path off)."""
+    db: TenantDb = request.getfixturevalue("db")
     if request.param in ("thread", "inline"):
-        if not on_sqlite:
-            pytest.skip("PostgreSQL reads every page through the engine")
-        search_on_engine = entries._search
+        if not db.fast_path:
+            pytest.skip("without the SQLite fast path every page is read through the engine")
 
-        async def engine_path(conn: Any, flt: EntryFilter, **kwargs: Any) -> Page[Entry]:
-            assert flt.sources, f"read through the engine, not by sqlite3: {flt}"
-            return await search_on_engine(conn, flt, **kwargs)
+        def engine_path(*args: Any) -> Any:
+            raise AssertionError("read through the engine, not by sqlite3")
 
-        monkeypatch.setattr(entries, "_search", engine_path)
+        monkeypatch.setattr(reads, "read_statement", engine_path)
     if request.param == "thread":
-        monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", -1)  # no count is that low
+        monkeypatch.setattr(search_module, "INLINE_SEARCH_MATCHES", -1)  # no count is that low
     elif request.param == "inline":
         # Every question counts as rare, and nothing may fall back to the thread (on a
         # busy machine a page may take longer than the inline budget: not under test here).
-        monkeypatch.setattr(fulltext.WordCounts, "matches", lambda self, words: 0)
-        monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)
+        monkeypatch.setattr(search_module.WordCounts, "matches", lambda self, words: 0)
+        monkeypatch.setattr(statement_module, "INLINE_BUDGET_S", 60.0)
 
         async def not_on_thread(*args: Any) -> Any:
             raise AssertionError("read on aiosqlite's thread, not inline")
 
-        monkeypatch.setattr(entries, "read_on_thread", not_on_thread)
+        monkeypatch.setattr(search_module, "read_on_thread", not_on_thread)
     elif request.param == "engine":
-
-        async def via_engine(db: TenantDb, flt: EntryFilter, **kwargs: Any) -> Page[Entry]:
-            async with read_statement(db.engine) as conn:
-                return await entries._search(conn, flt, **kwargs)
-
-        monkeypatch.setattr(entries, "_search_on_thread", via_engine)
+        monkeypatch.setattr(db, "fast_path", False)
     return str(request.param)
-
-
-@pytest.mark.parametrize("first", [1, 4, 20])
-async def test_search_pages_are_the_same_as_before(
-    db: TenantDb, first: int, read_path: str
-) -> None:
-    await fill(db)
-    walked = 0
-    for flt in FILTERS:
-        after: str | None = None
-        while True:
-            page = await entries.list_entries(db, flt, first=first, after=after)
-            want = await reference_search(db, flt, first=first, after=after)
-            assert page == want, (flt, after)  # cursors, entries, scores, hasNextPage
-            walked += len(page.edges)
-            if not page.has_next_page:
-                break
-            after = page.end_cursor
-    assert walked > 200  # the filters do find rows (and walk several pages)
-
-
-async def test_the_same_after_updates_and_deletes(db: TenantDb, read_path: str) -> None:
-    """The page is cut from the FTS5 index before memory_entries is joined: the index must
-    hold exactly the entries (the migration's triggers), also after updates and deletes."""
-    await fill(db, 80)
-    for i in range(0, 80, 3):
-        await entries.update_entry(
-            db, f"mem_{i:04d}", EntryPatch(title=f"Budget review {i}", tags=["results"])
-        )
-    for i in range(1, 80, 5):
-        await entries.delete_entry(db, f"mem_{i:04d}")
-    for flt in FILTERS:
-        after: str | None = None
-        while True:
-            page = await entries.list_entries(db, flt, first=4, after=after)
-            assert page == await reference_search(db, flt, first=4, after=after), flt
-            if not page.has_next_page:
-                break
-            after = page.end_cursor
-
-
-async def test_a_cursor_keeps_its_snapshot_and_old_cursors_still_read(
-    db: TenantDb, read_path: str
-) -> None:
-    """Entries added after the first page are not listed on the later ones, as before; and a
-    cursor made by hand as the old code made them reads the same page."""
-    await fill(db, 60)
-    flt = EntryFilter(search="budget roas")
-    page = await entries.list_entries(db, flt, first=5, after=None)
-    assert page.has_next_page and page.end_cursor is not None
-    hwm, offset = cursors.decode_search("entries-search", page.end_cursor)
-    async with read_transaction(db.engine) as conn:
-        assert hwm == (await conn.execute(select(func.max(en.c.seq)))).scalar_one()
-    assert offset == 5
-    await fill_more(db)
-    later = await entries.list_entries(db, flt, first=100, after=page.end_cursor)
-    assert later == await reference_search(db, flt, first=100, after=page.end_cursor)
-    assert all(e.node.id.startswith("mem_0") for e in later.edges)
-    made = cursors.encode("entries-search", [hwm, 5])
-    assert made == page.end_cursor
-    # A new first page sees the new entries and a new mark.
-    fresh = await entries.list_entries(db, flt, first=100, after=None)
-    assert fresh == await reference_search(db, flt, first=100, after=None)
-    assert any(e.node.id.startswith("mem_new") for e in fresh.edges)
-
-
-async def fill_more(db: TenantDb) -> None:
-    at = datetime(2027, 1, 1, tzinfo=UTC)
-    async with write_transaction(db.engine) as conn:
-        await conn.execute(
-            insert(en),
-            [
-                {"id": f"mem_new{i}", "scope": "entity", "scope_ref": "acme-outdoor",
-                 "title": "Budget ROAS", "summary": "budget roas budget roas", "tags": [],
-                 "importance": 3, "source": "manual", "created_at": at, "updated_at": at,
-                 "version": 1}
-                for i in range(3)
-            ],
-        )  # fmt: skip
-
-
-async def test_an_empty_tenant_and_bad_cursors(db: TenantDb, read_path: str) -> None:
-    page = await entries.list_entries(db, EntryFilter(search="roas"), first=5, after=None)
-    assert page == Page([], has_next_page=False)
-    bad_cursors = [
-        "nope",
-        cursors.encode("entries-search", [-1, 0]),
-        cursors.encode("entries", ["a", "b"]),
-    ]
-    for bad in bad_cursors:
-        with pytest.raises(InvalidInput):
-            await entries.list_entries(db, EntryFilter(search="roas"), first=5, after=bad)
-
-
-@contextmanager
-def statements(db: TenantDb) -> Iterator[list[str]]:
-    sent: list[str] = []
-
-    def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
-        sent.append(statement)
-
-    def fetch(conn: Any, sql: str, parameters: Any) -> Any:  # fetch_rows' one statement
-        sent.append(sql)
-        return plain_fetch(conn, sql, parameters)
-
-    engine = db.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", count)
-    plain_fetch = engine_module._fetch
-    engine_module._fetch = fetch
-    try:
-        yield sent
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
-        engine_module._fetch = plain_fetch
-
-
-async def test_one_statement_a_page(db: TenantDb, read_path: str) -> None:
-    """A page of a search is one statement: no BEGIN, no separate high-water mark."""
-    await fill(db, 40)
-    flt = EntryFilter(search="budget", tags=["decision"], min_importance=2, **ACME)  # type: ignore[arg-type]
-    with statements(db) as sent:
-        page = await entries.list_entries(db, EntryFilter(search="budget"), first=2, after=None)
-    assert len(sent) == 1 and page.has_next_page, sent
-    with statements(db) as sent:
-        await entries.list_entries(db, EntryFilter(search="budget"), first=2, after=page.end_cursor)
-    assert len(sent) == 1, sent
-    with statements(db) as sent:
-        await entries.list_entries(db, flt, first=2, after=None)
-    assert len(sent) == 1, sent
 
 
 # --------------------------------------------------- which thread reads a search's page
 
 
 def sqlite_only(db: TenantDb) -> None:
-    if db.engine.dialect.name != "sqlite":
-        pytest.skip("PostgreSQL reads every page through the engine")
+    if not db.fast_path:
+        pytest.skip("without the SQLite fast path every page is read through the engine")
 
 
 async def test_word_counts_are_the_entries_a_search_finds(db: TenantDb) -> None:
@@ -342,7 +205,7 @@ async def test_word_counts_are_the_entries_a_search_finds(db: TenantDb) -> None:
     words = ["budget", "quillfeather", "retarg", "roas", "decision", "nothingmatchesthis"]
     assert db.engine.url.database is not None
     conn = sqlite3.connect(db.engine.url.database)
-    counts = fulltext.count_entry_words(conn, words)
+    counts = search_module.count_entry_words(conn, words)
     conn.close()
     for word in words:
         found, after = 0, None
@@ -365,8 +228,8 @@ class Route:
         self.thread = 0
         self.inline = 0
         self.counted: list[list[str]] = []
-        on_thread, rows = entries.read_on_thread, engine_module.InlineReader.rows
-        count = fulltext.count_entry_words
+        on_thread, rows = search_module.read_on_thread, inline_module.InlineReader.rows
+        count = search_module.count_entry_words
 
         async def spy_thread(*args: Any) -> Any:
             self.thread += 1
@@ -381,12 +244,12 @@ class Route:
             self.counted.append(list(words))
             return count(conn, words)
 
-        monkeypatch.setattr(entries, "read_on_thread", spy_thread)
-        monkeypatch.setattr(engine_module.InlineReader, "rows", spy_inline)
-        monkeypatch.setattr(fulltext, "count_entry_words", spy_count)
+        monkeypatch.setattr(search_module, "read_on_thread", spy_thread)
+        monkeypatch.setattr(inline_module.InlineReader, "rows", spy_inline)
+        monkeypatch.setattr(search_module, "count_entry_words", spy_count)
         if inline_matches is not None:
-            monkeypatch.setattr(entries, "INLINE_SEARCH_MATCHES", inline_matches)
-            monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 60.0)  # a busy machine's pace
+            monkeypatch.setattr(search_module, "INLINE_SEARCH_MATCHES", inline_matches)
+            monkeypatch.setattr(statement_module, "INLINE_BUDGET_S", 60.0)  # a busy machine's pace
 
 
 async def test_rare_words_are_read_inline_once_counted(
@@ -426,7 +289,7 @@ async def test_a_long_question_is_neither_counted_nor_read_inline(
     sqlite_only(db)
     await fill(db)
     route = Route(monkeypatch)
-    monkeypatch.setattr(entries, "INLINE_SEARCH_WORDS", 2)
+    monkeypatch.setattr(search_module, "INLINE_SEARCH_WORDS", 2)
     long = EntryFilter(search="Quillfeather Brightwater Okonkwo")
     for _ in range(2):
         page = await entries.list_entries(db, long, first=5, after=None)
@@ -443,8 +306,8 @@ async def test_an_inline_read_it_does_not_answer_is_read_on_the_thread(
     sqlite_only(db)
     await fill(db)
     route = Route(monkeypatch)
-    monkeypatch.setattr(fulltext.WordCounts, "matches", lambda self, words: 0)
-    monkeypatch.setattr(engine_module.InlineReader, "rows", lambda self, *args: None)
+    monkeypatch.setattr(search_module.WordCounts, "matches", lambda self, words: 0)
+    monkeypatch.setattr(inline_module.InlineReader, "rows", lambda self, *args: None)
     flt = EntryFilter(search="budget roas")
     page = await entries.list_entries(db, flt, first=7, after=None)
     assert page == await reference_search(db, flt, first=7, after=None)
@@ -452,13 +315,13 @@ async def test_an_inline_read_it_does_not_answer_is_read_on_the_thread(
 
 
 def test_word_counts_expire_and_stay_bounded() -> None:
-    counts = fulltext.WordCounts(size=3)
+    counts = search_module.WordCounts(size=3)
     assert counts.matches(["a"]) is None and counts.unknown(["a", "b"]) == ["a", "b"]
     counts.learn({"a": 1, "b": 20})
     assert counts.matches(["a", "b"]) == 21 and counts.matches(["a", "c"]) is None
     assert counts.unknown(["a", "c"]) == ["c"]
     counts.learn({"c": 2, "d": 3})  # over the size: starts again
     assert counts.matches(["a"]) is None and counts.matches(["c", "d"]) == 5
-    stale = fulltext.WordCounts(ttl=0)
+    stale = search_module.WordCounts(ttl=0)
     stale.learn({"a": 1})
     assert stale.matches(["a"]) is None and stale.unknown(["a"]) == ["a"]

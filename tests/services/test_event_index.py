@@ -25,9 +25,10 @@ from app.deps import Container, build
 from app.errors import Conflict, JetErrors
 from app.services import events, tenants
 from app.services.records import EventFilter, EventIn, Scope
-from app.storage import event_log, fulltext
-from app.storage.engine import write_transaction
+from app.storage import fulltext
+from app.storage.sqlite.fastpath import appends
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 from tests.conftest import TenantFixture, migrate_tenant
 
 
@@ -128,7 +129,7 @@ async def test_every_service_path_indexes_each_event_once(db: TenantDb) -> None:
     assert await assert_indexed(db) in (6, None)
 
 
-@pytest.mark.parametrize("size", [5, event_log.JSON_INSERT_ROWS, 300])
+@pytest.mark.parametrize("size", [5, appends.JSON_INSERT_ROWS, 300])
 async def test_small_and_large_groups_store_every_value_exactly(
     db: TenantDb, size: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,16 +151,16 @@ async def test_small_and_large_groups_store_every_value_exactly(
         for i in range(size)
     ]
     as_json: list[int] = []
-    json_rows = event_log._json_rows
+    json_rows = appends._json_rows
 
     def spy(rows: Any) -> Any:
         as_json.append(len(rows))
         return json_rows(rows)
 
-    monkeypatch.setattr(event_log, "_json_rows", spy)
+    monkeypatch.setattr(appends, "_json_rows", spy)
     appended = await events.append_events(db, batch)
-    on_sqlite = db.engine.dialect.name == "sqlite"
-    assert as_json == ([size] if on_sqlite and size >= event_log.JSON_INSERT_ROWS else [])
+    on_sqlite = db.fast_path
+    assert as_json == ([size] if on_sqlite and size >= appends.JSON_INSERT_ROWS else [])
     for given, got in zip(batch, appended, strict=True):
         stored = await events.get_event(db, got.event.id)
         assert stored == got.event
@@ -184,7 +185,7 @@ async def test_concurrent_group_commits_index_every_event(db: TenantDb) -> None:
     batches = [events.append_events(db, [ev(f"group batch {i}.{j} ibex") for j in range(7)])
                for i in range(20)]  # fmt: skip
     await asyncio.gather(*singles, *batches)
-    assert db.extras["events"].groups < 220  # type: ignore[attr-defined]  # they shared commits
+    assert db.event_appends is not None and db.event_appends.groups < 220  # they shared commits
     # 150 distinct keys (50 of the 200 appends were replays) and 140 batch events.
     assert await assert_indexed(db) in (290, None)
     page = await events.list_events(db, EventFilter(search="ibex"), first=100, after=None)

@@ -8,12 +8,12 @@ from sqlalchemy import Executable, delete, func, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from app.errors import Conflict, InvalidInput, JetErrors, TooLarge
-from app.services import events, limits
+from app.services import cursors, events, limits
 from app.services.records import EventFilter, EventIn, Scope
 from app.storage import postgres
-from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import events_table as ev_t
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction, write_transaction
 
 
 def ev(body: str = "Acme approved the Q3 budget of $45,000.", **kw: object) -> EventIn:
@@ -89,7 +89,7 @@ async def test_idempotent_replay_and_conflict(db: TenantDb) -> None:
     assert again.replayed and again.event == first.event
     with pytest.raises(Conflict) as info:
         await events.append_event(db, ev(body="something else", idempotency_key="hook-1"))
-    assert info.value.field == ["input", "idempotencyKey"]
+    assert info.value.field == ["idempotencyKey"]
     # A retry that names the original occurredAt is the same; a different one conflicts.
     same = await events.append_event(
         db, ev(idempotency_key="hook-1", occurred_at=first.event.occurred_at)
@@ -117,12 +117,12 @@ async def test_batch_is_all_or_nothing(db: TenantDb) -> None:
     with pytest.raises(JetErrors) as info:
         await events.append_events(db, [*good, ev(kind="Bad Kind"), ev(scope_ref=None)])
     assert [e.field for e in info.value.errors] == [
-        ["input", "5", "kind"],
-        ["input", "6", "scopeRef"],
+        ["5", "kind"],
+        ["6", "scopeRef"],
     ]
     with pytest.raises(Conflict) as conflict:
         await events.append_events(db, [*good, ev(body="other", idempotency_key="taken")])
-    assert conflict.value.field == ["input", "5", "idempotencyKey"]
+    assert conflict.value.field == ["5", "idempotencyKey"]
     assert await count(db) == 1
     stored = await events.append_events(db, good)
     assert [a.event.body for a in stored] == [e.body for e in good]
@@ -140,8 +140,8 @@ async def test_concurrent_appends_share_transactions_and_all_commit(db: TenantDb
     results = await asyncio.gather(*(events.append_event(db, ev(body=f"e{i}")) for i in range(200)))
     assert len({r.event.id for r in results}) == 200
     assert await count(db) == 200
-    committer = db.extras["events"]
-    assert committer.groups < 200  # type: ignore[attr-defined]
+    committer = db.event_appends
+    assert committer is not None and committer.groups < 200
 
 
 async def test_one_failing_request_does_not_fail_its_group(db: TenantDb) -> None:
@@ -289,7 +289,7 @@ async def test_forged_cursor_values_and_naive_filters_are_client_errors(db: Tena
         await events.list_events(
             db, EventFilter(occurred_after=datetime(2026, 1, 1)), first=5, after=None
         )
-    assert info.value.field == ["filter.occurredAfter"]
+    assert info.value.field == ["occurredAfter"]
 
 
 @pytest.mark.parametrize(
@@ -404,3 +404,72 @@ async def test_a_dying_writer_fails_its_requests_instead_of_hanging(
     # The next append starts a new writer and succeeds.
     assert not (await events.append_event(db, ev(body="after"))).replayed
     assert await count(db) == 1
+
+
+# -------------------------------------------- NUL characters and long filter lists
+
+NUL = "ref\x00x"
+
+
+async def test_a_nul_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> None:
+    """No stored text holds NUL (PostgreSQL's text cannot), so an id or a filter value with
+    one matches nothing: the same answer on both backends, never a database error."""
+    await events.append_event(db, ev())
+    assert await events.get_event(db, "evt_\x00") is None
+    for flt in (
+        EventFilter(kinds=[NUL]),
+        EventFilter(kinds=["decision", NUL]),
+        EventFilter(scope_ref=NUL),
+        EventFilter(kinds=[NUL], search="budget"),
+        EventFilter(scope_ref=NUL, search="budget"),
+    ):
+        page = await events.list_events(db, flt, first=10, after=None)
+        assert page.edges == [] and not page.has_next_page, flt
+        assert await events.list_events_next(db, flt, first=10, after=None) == ([], None)
+    # With a scope, scopeRef is checked as on writes: a clear error naming it.
+    with pytest.raises(InvalidInput) as err:
+        await events.list_events(
+            db, EventFilter(scope=Scope.ENTITY, scope_ref=NUL), first=10, after=None
+        )
+    assert err.value.field == ["scopeRef"]
+    # A forged cursor carrying NUL is not a cursor of this list.
+    forged = cursors.encode("events", [datetime.now(UTC).isoformat(), "evt_\x00"])
+    with pytest.raises(InvalidInput) as err:
+        await events.list_events(db, EventFilter(), first=10, after=forged)
+    assert err.value.field == ["after"]
+
+
+@pytest.mark.parametrize("n", [limits.FILTER_VALUES_MAX + 1, 40_000])
+async def test_a_kinds_list_over_its_cap_is_too_large(db: TenantDb, n: int) -> None:
+    kinds = [f"kind_{i}" for i in range(n)]
+    for call in (events.list_events, events.list_events_next):
+        with pytest.raises(TooLarge) as err:
+            await call(db, EventFilter(kinds=kinds), first=10, after=None)
+        assert err.value.field == ["kinds"]
+        assert str(limits.FILTER_VALUES_MAX) in err.value.message
+
+
+async def test_a_full_kinds_list_is_one_parameter(db: TenantDb) -> None:
+    """A list at its cap reads as a short one (bound as one parameter: the statement does
+    not grow with it), with and without a search."""
+    await events.append_events(db, [ev(kind="decision"), ev(kind="note"), ev(kind="call")])
+    kinds = ["decision", "note"] + [f"kind_{i}" for i in range(limits.FILTER_VALUES_MAX - 2)]
+    page = await events.list_events(db, EventFilter(kinds=kinds), first=10, after=None)
+    assert sorted(e.node.kind for e in page.edges) == ["decision", "note"]
+    found = await events.list_events(
+        db, EventFilter(kinds=kinds, search="budget"), first=10, after=None
+    )
+    assert sorted(e.node.kind for e in found.edges) == ["decision", "note"]
+
+
+async def test_a_lone_surrogate_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> None:
+    """Not UTF-8, so never stored: found nowhere, rather than an encoding error."""
+    await events.append_event(db, ev())
+    bad = "ref\ud800x"
+    assert await events.get_event(db, bad) is None
+    for flt in (
+        EventFilter(kinds=[bad]),
+        EventFilter(scope_ref=bad),
+        EventFilter(scope_ref=bad, search="budget"),
+    ):
+        assert await events.list_events_next(db, flt, first=10, after=None) == ([], None)

@@ -10,8 +10,8 @@ from sqlalchemy import event
 from app.services import entries
 from app.services.context import load_context
 from app.services.records import EntryFilter, EntryIn, Scope
-from app.storage.engine import read_transaction
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction
 
 pytestmark = pytest.mark.sqlite_only  # SQLite's EXPLAIN QUERY PLAN
 

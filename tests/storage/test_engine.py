@@ -1,4 +1,4 @@
-"""The SQLite engine's one-hop cursor (app/storage/engine.py `_OneHopCursor`): what
+"""The SQLite engine's one-hop cursor (app/storage/sqlite/fastpath/cursor.py `OneHopCursor`): what
 SQLAlchemy reads from a statement is what its own aiosqlite cursor gave, in one call to
 aiosqlite's thread; and the private aiosqlite call it relies on still behaves as assumed."""
 
@@ -18,18 +18,12 @@ from sqlalchemy.engine.interfaces import CacheStats
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.storage import engine as engine_module
-from app.storage.engine import (
-    SqliteEngines,
-    _OneHopCursor,
-    fetch_rows,
-    read_rows,
-    read_statement,
-    read_transaction,
-    sqlite_engine,
-    write_on_thread,
-    write_transaction,
-)
+from app.storage.engines import SqliteEngines, sqlite_engine
+from app.storage.sqlite.fastpath import statement as engine_module
+from app.storage.sqlite.fastpath.compiled import fetch_rows
+from app.storage.sqlite.fastpath.cursor import OneHopCursor as _OneHopCursor
+from app.storage.sqlite.fastpath.on_thread import write_on_thread
+from app.storage.transactions import read_rows, read_statement, read_transaction, write_transaction
 from app.storage.types import UTCDateTime
 from app.storage.unavailable import TenantUnavailable
 
@@ -223,7 +217,7 @@ async def test_read_rows_over_its_budget_moves_to_aiosqlites_thread(
     interrupted on the loop and run again, whole, on the connection's thread."""
     threads = _record_threads(engine)
     await engine.dispose()
-    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 0.0)  # over at the first tick
+    monkeypatch.setattr(engine_module, "INLINE_BUDGET_S", 0.0)  # over at the first tick
     loop_thread = threading.get_ident()
     # Short enough never to reach the handler (every _INLINE_STEP instructions): inline.
     assert [tuple(r) for r in await read_rows(engine, text("SELECT whoami()"))] == [(1,)]

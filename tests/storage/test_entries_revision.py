@@ -9,8 +9,8 @@ from app.deps import Container
 from app.services import entries, events, search_cache
 from app.services.records import EntryFilter, EntryIn, EntryPatch, EventIn, Scope
 from app.storage import migrate, postgres
-from app.storage.engine import write_transaction
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 from tests.conftest import make_tenant, migrate_tenant
 from tests.support.raw_sql import revision, run_sql
 

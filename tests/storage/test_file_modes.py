@@ -12,7 +12,7 @@ from app.config import Settings
 from app.deps import build
 from app.services import events, tenants
 from app.services.records import EventIn, Scope
-from app.storage.engine import write_transaction
+from app.storage.transactions import write_transaction
 
 pytestmark = pytest.mark.sqlite_only  # file modes of SQLite files
 

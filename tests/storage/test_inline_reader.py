@@ -1,6 +1,7 @@
-"""InlineReader (app/storage/engine.py): the events page read with sqlite3 on the event
-loop's thread gives exactly what SQLAlchemy's execution gives, and hands over to the
-engine whenever it will not answer (an IN list, over its budget, an error)."""
+"""InlineReader (app/storage/sqlite/fastpath/inline_reader.py): the events page read with
+sqlite3 on the event loop's thread gives exactly what SQLAlchemy's execution gives, and
+hands over to the engine whenever it will not answer (an expanding IN list, over its
+budget, an error)."""
 
 import itertools
 from datetime import UTC, datetime, timedelta
@@ -8,14 +9,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
+from app.config import Settings
 from app.services import events
 from app.services.records import Event, EventFilter, EventIn, Scope
-from app.storage import engine as engine_module
-from app.storage.engine import InlineReader
+from app.storage import reads
+from app.storage.models import events_table
+from app.storage.sqlite.fastpath import statement as engine_module
+from app.storage.sqlite.fastpath.inline_reader import InlineReader
 from app.storage.tenants import TenantDb
 
 pytestmark = pytest.mark.sqlite_only  # SQLite's own connection
+
+
+@pytest.fixture(autouse=True)
+def _fast_path_only(settings: Settings) -> None:
+    if not settings.sqlite_fast_path:
+        pytest.skip("the InlineReader is the SQLite fast path's (JET_SQLITE_FAST_PATH=0)")
+
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -106,25 +118,32 @@ async def test_what_the_reader_will_not_answer_goes_to_the_engine(
     reader = db.inline_reader()
     assert reader is not None
     fallbacks = 0
-    original = events.read_rows
+    original = reads.read_rows
 
     async def counting(*args: Any, **kwargs: Any) -> Any:
         nonlocal fallbacks
         fallbacks += 1
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(events, "read_rows", counting)
-    # An IN list (expanding bind parameters): not compiled for the reader.
+    monkeypatch.setattr(reads, "read_rows", counting)
+    # A busy machine's pace never runs out of this budget (only the case below should).
+    monkeypatch.setattr(engine_module, "INLINE_BUDGET_S", 60.0)
+    # A statement with an expanding IN list is not compiled for the reader.
+    expanding = select(*events.COLUMNS).where(events_table.c.kind.in_(["decision"]))
+    rows = await reads.index_rows(db, expanding, {})
+    assert {r[3] for r in rows} == {"decision"} and len(rows) == 20
+    assert fallbacks == 1
+    # A list bound as one parameter (app/storage/lists.py) is: the reader answers it.
     kinds = EventFilter(kinds=["decision"])
     page = await events.list_events(db, kinds, first=100, after=None)
     assert {e.node.kind for e in page.edges} == {"decision"} and len(page.edges) == 20
     assert fallbacks == 1
     # Over the budget at the first progress-handler tick: interrupted, then the engine.
-    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 0.0)
+    monkeypatch.setattr(engine_module, "INLINE_BUDGET_S", 0.0)
     page = await events.list_events(db, EventFilter(), first=100, after=None)
     assert len(page.edges) == 60
     assert fallbacks == 2
-    monkeypatch.setattr(engine_module, "_INLINE_BUDGET_S", 0.002)
+    monkeypatch.setattr(engine_module, "INLINE_BUDGET_S", 60.0)
     await events.list_events(db, EventFilter(), first=5, after=None)
     assert fallbacks == 2  # answered inline again
 

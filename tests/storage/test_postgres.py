@@ -28,10 +28,10 @@ from app.services import budget, events, policies
 from app.services.records import EventIn, Scope
 from app.storage import migrate, postgres
 from app.storage.control_models import ControlModel
-from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import TenantModel
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases
+from app.storage.transactions import read_transaction, write_transaction
 from tests.conftest import make_tenant
 from tests.support.servers import free_port
 

@@ -12,9 +12,9 @@ from sqlalchemy.types import TypeDecorator
 
 from app.services import entries, events
 from app.services.records import EntryIn, EventFilter, EventIn, Scope
-from app.storage.engine import read_transaction, write_transaction
 from app.storage.models import events_table as ev_t
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction, write_transaction
 from app.storage.types import UTCDateTime, sqlite_text
 
 INSTANTS = [

@@ -31,7 +31,7 @@ from app.services import tenants as tenant_service
 from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger
 from app.services.policies import TenantPolicy
 from app.services.records import EventIn, Scope
-from app.storage.engine import read_transaction
+from app.storage.transactions import read_transaction
 from app.storage.types import utcnow
 from app.worker import WorkerSettings, fan_out, job_id, redis_settings_for, shutdown
 

@@ -18,10 +18,10 @@ from app.services.compaction import runs
 from app.services.compaction.planning import IN_CHUNK, Bucket, LostRace, Period, Planner, Skip
 from app.services.policies import TenantPolicy
 from app.services.records import EntryIn, EntrySource
-from app.storage.engine import read_transaction
 from app.storage.models import entry_sources_table as src_t
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction
 
 IMPORTANCE = 4
 TAG = "compactor"

@@ -19,9 +19,9 @@ from app.config import Settings
 from app.services import limits
 from app.services.policies import TenantPolicy
 from app.services.records import Scope
-from app.storage.engine import read_transaction
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import cursors, validation
 from app.services.records import Edge, Page
-from app.storage.engine import read_transaction
 from app.storage.group_commit import GroupCommitter
 from app.storage.models import compaction_runs_table as runs_t
 from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction
 
 INTERRUPTED = "interrupted: the run never finished (its worker stopped or crashed)"
 CANCELLED = "cancelled: the run was stopped before it finished (job timeout or worker shutdown)"
@@ -75,10 +75,10 @@ async def write(db: TenantDb, op: Callable[[AsyncConnection], Awaitable[T]]) -> 
     """Run `op` in the tenant database's compaction writer: concurrent buckets' writes
     share one transaction (group commit) instead of contending for SQLite's write lock
     from several connections, each waiting in busy-handler sleeps."""
-    writer = db.extras.get("compaction")
+    writer = db.compaction_writer
     if writer is None:
         writer = GroupCommitter[_Op, object](db.engine, _apply)
-        db.extras["compaction"] = writer
+        db.compaction_writer = writer
     return cast(T, await cast(GroupCommitter[_Op, object], writer).submit(op))
 
 

@@ -1,28 +1,26 @@
-"""`JetSchema.execute`'s straight-line path (app/graphql/operation.py) does what
-Strawberry's own `Schema.execute` does with the schema's extensions runner.
+"""The fast path's extensions runner (app/graphql/fastpath/runner.py) does what stock
+Strawberry does with the schema's extensions (app/graphql/extensions.py).
 
-Every case runs through the same schema twice, `lean` on and off (off: Strawberry's
-`execute` with `JetExtensionsRunner`), and compares all a caller can see: the result's
-class, data (as JSON text, key order included), errors (formatted: message, locations,
-path, extensions) and extensions, or the exception raised (class, text, cause); what the
-operation recorded for the metrics; which errors went through `_process_errors`, in
-which order; and the execution context Strawberry left behind (its result and errors).
+Every case runs two ways on a real tenant database: the fast schema (the policy runner)
+and the stock schema (the fast path off). All a caller can see must be equal: the
+result's class, data (as JSON text, key order included), errors (formatted: message,
+locations, path, extensions) and extensions, or the exception raised (class, text,
+cause); the operation noted for the metrics; which errors went through
+`_process_errors`, in which order; what was logged; and the parse options and
+validation rules the execution context was left with.
 """
 
 import json
 import logging
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from app.deps import Container
-from app.edge.observe import OPERATION_STATE_KEY
-from app.graphql import operation
 from app.graphql.context import Context
-from app.graphql.schema import JetSchema, build_schema
+from app.graphql.fastpath import PolicySchema
+from app.graphql.schema import build_schema
 from app.services import events
 from app.services.records import EventIn, Scope
 from app.storage.tenants import TenantDb
@@ -68,7 +66,7 @@ CASES: list[tuple[Any, Any, Any, Any, bool]] = [
 ]  # fmt: skip
 
 
-def _seen(schema: JetSchema, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def _seen(schema: Any, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     processed: list[Any] = []
     original = schema._process_errors
 
@@ -81,11 +79,10 @@ def _seen(schema: JetSchema, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 async def _outcome(
-    schema: JetSchema, case: Any, container: Container, db: TenantDb | None
+    schema: Any, case: Any, container: Container, db: TenantDb | None
 ) -> dict[str, Any]:
     query, variables, name, allowed, _ = case
-    request = SimpleNamespace(scope={"state": {}})
-    ctx = Context(container=container, db=db, request_id="lean-req", request=request)  # type: ignore[arg-type]
+    ctx = Context(container=container, db=db, request_id="fast-req")
     contexts: list[Any] = []
     create = schema._create_execution_context
 
@@ -116,7 +113,7 @@ async def _outcome(
     finally:
         del schema._create_execution_context
     (ec,) = contexts
-    outcome["recorded"] = request.scope["state"].get(OPERATION_STATE_KEY)
+    outcome["recorded"] = ctx.operation
     outcome["context"] = (
         type(ec.result),
         [e.formatted for e in ec.pre_execution_errors or []],
@@ -138,72 +135,50 @@ async def seeded(db: TenantDb) -> TenantDb:
     return db
 
 
+async def _run(
+    schema: Any, case: Any, container: Container, db: Any, monkeypatch: Any, caplog: Any
+) -> tuple[Any, Any, Any]:
+    processed = _seen(schema, monkeypatch)
+    with caplog.at_level(logging.ERROR, logger="app.graphql.schema"):
+        outcome = await _outcome(schema, case, container, db)
+        log = [(r.getMessage(), r.exc_info and type(r.exc_info[1])) for r in caplog.records]
+        caplog.clear()
+    return outcome, list(processed), log
+
+
 @pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
-async def test_lean_execute_is_strawberrys(
+async def test_fast_operations_are_strawberrys(
     case: Any,
     container: Container,
     seeded: TenantDb,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    schema = build_schema()
-    assert isinstance(schema, JetSchema) and schema.lean
-    processed = _seen(schema, monkeypatch)
     db = seeded if case[4] else None
-    with caplog.at_level(logging.ERROR, logger="app.graphql.schema"):
-        lean = await _outcome(schema, case, container, db)
-        lean_log = [(r.getMessage(), r.exc_info and type(r.exc_info[1])) for r in caplog.records]
-        lean_processed = list(processed)
-        caplog.clear()
-        processed.clear()
-        schema.lean = False
-        general = await _outcome(schema, case, container, db)
-        general_log = [(r.getMessage(), r.exc_info and type(r.exc_info[1])) for r in caplog.records]
-    assert lean == general
-    assert lean_processed == processed
-    assert lean_log == general_log
+    fast_schema = build_schema(fast_path=True)
+    assert isinstance(fast_schema, PolicySchema)
+    stock_schema = build_schema(fast_path=False)
+    assert not isinstance(stock_schema, PolicySchema)
+    fast = await _run(fast_schema, case, container, db, monkeypatch, caplog)
+    stock = await _run(stock_schema, case, container, db, monkeypatch, caplog)
+    for key in ("raised", "class", "data", "errors", "extensions", "recorded"):
+        assert fast[0].get(key) == stock[0].get(key), key
+    # The rules are each schema's own classes (the limiters build them): names compared.
+    fast_context, stock_context = fast[0]["context"], stock[0]["context"]
+    assert fast_context[:3] == stock_context[:3] and fast_context[4] == stock_context[4]
+    assert [r.__name__ for r in fast_context[3]] == [r.__name__ for r in stock_context[3]]
+    assert fast[1:] == stock[1:]
 
 
 async def test_unexpected_errors_are_masked_both_ways(container: Container) -> None:
     """The masked case above really is one (so the comparison covers masking)."""
-    schema = build_schema()
     query, variables, name, allowed, _ = CASES[17]
-    ctx = Context(container=container, db=None, request_id="lean-req")  # type: ignore[arg-type]
-    for lean in (True, False):
-        schema.lean = lean
+    ctx = Context(container=container, db=None, request_id="fast-req")
+    for schema in (build_schema(fast_path=True), build_schema(fast_path=False)):
         result = await schema.execute(query, variable_values=variables, context_value=ctx)
         assert result.errors is not None
-        assert [e.formatted["message"] for e in result.errors] == ["Internal server error"]
-
-
-class Noting(SchemaExtension):
-    def on_operation(self) -> Any:
-        yield
-
-
-def test_lean_only_where_it_is_strawberrys() -> None:
-    assert build_schema().lean
-    assert build_schema(introspection=False).lean
-    schema = build_schema()
-    with_extension = JetSchema(
-        query=schema.query,
-        mutation=schema.mutation,
-        extensions=[Noting],
-        execution_context_class=schema.execution_context_class,
-        policy=schema.policy,
-    )
-    assert not with_extension.lean
-
-    class Handled(JetSchema):
-        async def _handle_execution_result(self, *args: Any, **kwargs: Any) -> Any:
-            return await super()._handle_execution_result(*args, **kwargs)
-
-    handled = Handled(
-        query=schema.query,
-        mutation=schema.mutation,
-        execution_context_class=schema.execution_context_class,
-        policy=schema.policy,
-    )
-    assert not handled.lean
-    plain_context = JetSchema(query=schema.query, mutation=schema.mutation, policy=schema.policy)
-    assert not operation.lean_execution(plain_context, JetSchema.create_extensions_runner)
+        assert [e.formatted for e in result.errors] == [
+            {"message": "Internal server error", "locations": [{"line": 1, "column": 42}],
+             "path": ["memoryEvents"],
+             "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": "fast-req"}}
+        ]  # fmt: skip

@@ -1,0 +1,342 @@
+"""REST request and response models: pydantic, camelCase, the same names as GraphQL's.
+
+They parse what the routes take and document it (app/edge/openapi.py); the services
+enforce the limits they document.
+"""
+
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic.alias_generators import to_camel
+
+from app.services import context, limits
+from app.services.records import Entry, EntrySource, Event, Scope
+
+
+def _lower(value: object) -> object:
+    # The product's reference writes enum values lowercase; GraphQL clients send uppercase.
+    return value.lower() if isinstance(value, str) else value
+
+
+def _utc(value: datetime) -> datetime:
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 has no UTC equivalent
+        bound = "at most 9999-12-31T23:59:59.999999Z" if value.year > 1 else "after 1970"
+        raise ValueError(f"timestamp is out of range: it must be {bound} in UTC") from None
+
+
+_ISO_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+_DATETIME = TypeAdapter(datetime)
+
+
+def _iso_8601(value: object) -> object:
+    """An ISO 8601 date and time, as GraphQL's DateTime takes: pydantic alone would read a
+    number, or a numeric string, as seconds since 1970."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not _ISO_DATE_TIME.match(value):
+        raise ValueError(
+            "must be an ISO 8601 date and time with a time zone, e.g. 2026-05-01T09:30:00Z"
+        )
+    try:  # parsed here, as pydantic does: the strict body models take only a datetime
+        return _DATETIME.validate_python(value)
+    except ValidationError as exc:
+        raise ValueError(exc.errors()[0]["msg"]) from None
+
+
+_ENUM_NOTE = "; uppercase (as in GraphQL) is accepted too"
+ScopeIn = Annotated[Scope, BeforeValidator(_lower), Field(description="memory scope" + _ENUM_NOTE)]
+SourceIn = Annotated[
+    EntrySource, BeforeValidator(_lower), Field(description="entry source" + _ENUM_NOTE)
+]
+# ISO 8601 text, aware only: a naive time is ambiguous. Normalised to UTC (and
+# range-checked) here; the services refuse a time before 1970.
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_iso_8601), AfterValidator(_utc)]
+
+
+def _limit(**schema: Any) -> Any:
+    """Document a limit of app.services.limits in the schema; the service enforces it."""
+    return Field(default=None, json_schema_extra=schema)
+
+
+class BodyModel(BaseModel):
+    """Request bodies: camelCase names only, no unknown fields, no type coercion."""
+
+    model_config = ConfigDict(alias_generator=to_camel, extra="forbid", strict=True)
+
+
+class QueryModel(BaseModel):
+    """Query strings: every value arrives as text, so numbers and booleans are coerced."""
+
+    model_config = ConfigDict(alias_generator=to_camel, extra="forbid")
+    repeatable: ClassVar[frozenset[str]] = frozenset()
+
+
+class ResponseModel(BaseModel):
+    """Responses, built from service records and serialised by their camelCase aliases."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True
+    )
+
+
+# -------------------------------------------------------------------- request models
+# Same names and fields as the GraphQL inputs (api-contract.graphql).
+
+
+class AppendMemoryEventInput(BodyModel):
+    """One raw event to append (POST /memory/events, alone or in an array)."""
+
+    scope: ScopeIn
+    scope_ref: str | None = _limit(
+        maxLength=limits.REF_MAX_CHARS,
+        description="entity_id / project_id / user_id depending on scope; "
+        "absent for institutional, required otherwise",
+    )
+    kind: str = Field(
+        description="lower snake_case word: call_summary, decision, campaign_change, ...",
+        json_schema_extra={"maxLength": limits.KIND_MAX_CHARS},
+    )
+    body: str = Field(
+        description=f"Markdown, at most {limits.EVENT_BODY_MAX_BYTES} bytes of UTF-8",
+    )
+    source: str | None = _limit(
+        maxLength=limits.REF_MAX_CHARS, description="where it came from: inbox, webhook, ..."
+    )
+    source_ref: str | None = _limit(
+        maxLength=limits.REF_MAX_CHARS, description="id in the source system"
+    )
+    occurred_at: Timestamp | None = Field(
+        default=None,
+        description="ISO 8601 with a time zone; defaults to the time the server receives it; "
+        f"at most {limits.FUTURE_SKEW_HOURS} hours in the future",
+    )
+    idempotency_key: str | None = _limit(
+        maxLength=limits.REF_MAX_CHARS,
+        description="a retried append with the same key returns the original event; "
+        "the Idempotency-Key header sets it too",
+    )
+
+
+class CreateMemoryEntryInput(BodyModel):
+    """A curated entry to create (POST /memory)."""
+
+    scope: ScopeIn
+    scope_ref: str | None = _limit(maxLength=limits.REF_MAX_CHARS)
+    title: str = Field(
+        description="one line", json_schema_extra={"maxLength": limits.TITLE_MAX_CHARS}
+    )
+    summary: str = Field(
+        description=f"Markdown, at most {limits.ENTRY_SUMMARY_MAX_BYTES} bytes of UTF-8"
+    )
+    tags: list[str] | None = _limit(
+        maxItems=limits.TAGS_MAX,
+        items={"type": "string", "maxLength": limits.TAG_MAX_CHARS},
+        description="duplicates are dropped",
+    )
+    importance: int | None = _limit(
+        minimum=1, maximum=5, description="1 to 5, retention priority; default 3"
+    )
+    source: SourceIn | None = Field(
+        default=None, description="default manual; compactor is reserved for the compactor"
+    )
+
+
+class UpdateMemoryEntryInput(BodyModel):
+    """PUT /memory/{id}: the fields given change; absent or null ones stay as they are."""
+
+    title: str | None = _limit(maxLength=limits.TITLE_MAX_CHARS)
+    summary: str | None = None
+    tags: list[str] | None = _limit(
+        maxItems=limits.TAGS_MAX, items={"type": "string", "maxLength": limits.TAG_MAX_CHARS}
+    )
+    importance: int | None = _limit(minimum=1, maximum=5)
+    expected_version: int | None = _limit(
+        minimum=1,
+        description="the update only applies if the entry is still at this version "
+        "(409 otherwise); the If-Match header does the same with 412",
+    )
+
+
+class MemoryEntryQuery(QueryModel):
+    """GET /memory: without search, most recently updated first; with it, most relevant."""
+
+    repeatable = frozenset({"tag", "source"})
+
+    scope: ScopeIn | None = None
+    scope_ref: str | None = None
+    tag: list[str] | None = Field(default=None, description="repeatable: all must match")
+    search: str | None = _limit(
+        maxLength=limits.SEARCH_MAX_CHARS,
+        description="full-text search over title, summary and tags, ranked by relevance",
+    )
+    min_importance: int | None = _limit(minimum=1, maximum=5)
+    source: list[SourceIn] | None = Field(default=None, description="repeatable: any may match")
+    limit: int = Field(default=20, ge=1, json_schema_extra={"maximum": limits.PAGE_MAX})
+    cursor: str | None = Field(default=None, description="nextCursor of the previous page")
+
+
+class MemoryEventQuery(QueryModel):
+    """GET /memory/events: newest occurredAt first (most relevant first with search)."""
+
+    repeatable = frozenset({"kind"})
+
+    scope: ScopeIn | None = None
+    scope_ref: str | None = None
+    kind: list[str] | None = Field(default=None, description="repeatable: any may match")
+    occurred_after: Timestamp | None = None
+    occurred_before: Timestamp | None = None
+    compressed: bool | None = Field(
+        default=None, description="absent: all; false: only uncompressed; true: only compressed"
+    )
+    search: str | None = _limit(
+        maxLength=limits.SEARCH_MAX_CHARS, description="full-text search over the body"
+    )
+    limit: int = Field(default=50, ge=1, json_schema_extra={"maximum": limits.PAGE_MAX})
+    cursor: str | None = Field(default=None, description="nextCursor of the previous page")
+
+
+class MemoryContextQuery(QueryModel):
+    """GET /memory/context: the context loader, curated entries plus uncompressed recent
+    events packed into Markdown within maxTokens."""
+
+    repeatable = frozenset[str]()
+
+    scope: ScopeIn
+    scope_ref: str | None = None
+    query: str | None = _limit(
+        maxLength=limits.SEARCH_MAX_CHARS, description="rank entries by relevance to this"
+    )
+    max_tokens: int = Field(
+        default=2000,
+        ge=context.MIN_TOKENS,
+        le=context.MAX_TOKENS,
+        description="the budget; `tokens` of the answer is never above it",
+    )
+    include_institutional: bool = Field(
+        default=True, description="also load the institutional scope's memory"
+    )
+
+
+EventBatchIn = Annotated[
+    list[AppendMemoryEventInput],
+    Field(json_schema_extra={"minItems": 1, "maxItems": limits.BATCH_MAX}),
+]
+EVENT_IN = TypeAdapter(AppendMemoryEventInput)
+EVENT_BATCH_IN: TypeAdapter[list[AppendMemoryEventInput]] = TypeAdapter(EventBatchIn)
+ENTRY_IN = TypeAdapter(CreateMemoryEntryInput)
+ENTRY_PATCH_IN = TypeAdapter(UpdateMemoryEntryInput)
+
+# ------------------------------------------------------------------- response models
+
+
+class MemoryEvent(ResponseModel):
+    """An immutable raw event of the append-only log."""
+
+    id: str
+    scope: Scope
+    scope_ref: str | None
+    kind: str
+    body: str
+    source: str | None
+    source_ref: str | None
+    occurred_at: datetime
+    recorded_at: datetime = Field(description="when the server stored it")
+    compressed_at: datetime | None = Field(description="when the compactor folded it")
+    compressed_into: str | None = Field(description="id of the entry it was folded into")
+
+    @classmethod
+    def of(cls, e: Event) -> "MemoryEvent":
+        return cls(
+            id=e.id, scope=e.scope, scope_ref=e.scope_ref, kind=e.kind, body=e.body,
+            source=e.source, source_ref=e.source_ref, occurred_at=_utc(e.occurred_at),
+            recorded_at=_utc(e.recorded_at),
+            compressed_at=None if e.compressed_at is None else _utc(e.compressed_at),
+            compressed_into=e.compressed_into,
+        )  # fmt: skip
+
+
+def event_body(e: Event) -> dict[str, Any]:
+    """MemoryEvent.of(e).model_dump(mode="json") once _json has encoded it, built directly:
+    a page answers 50 events, and a model per event (validation, then serialisation)
+    cost more than the rest of the request. Timestamps stay datetimes, which orjson
+    writes as pydantic does (UTC as `Z`, microseconds only when not zero); the tests
+    compare the two encodings field for field so they cannot drift apart.
+    """
+    occurred, recorded, compressed = e.occurred_at, e.recorded_at, e.compressed_at
+    return {
+        "id": e.id, "scope": e.scope, "scopeRef": e.scope_ref, "kind": e.kind, "body": e.body,
+        "source": e.source, "sourceRef": e.source_ref,
+        "occurredAt": occurred if occurred.tzinfo is UTC else _utc(occurred),
+        "recordedAt": recorded if recorded.tzinfo is UTC else _utc(recorded),
+        "compressedAt": (
+            compressed if compressed is None or compressed.tzinfo is UTC else _utc(compressed)
+        ),
+        "compressedInto": e.compressed_into,
+    }  # fmt: skip
+
+
+class MemoryEntry(ResponseModel):
+    """A curated, searchable, scored memory item."""
+
+    id: str
+    scope: Scope
+    scope_ref: str | None
+    title: str
+    summary: str
+    tags: list[str]
+    importance: int
+    source: EntrySource
+    created_at: datetime
+    updated_at: datetime
+    version: int = Field(description="increments on every update; the ETag")
+
+    @classmethod
+    def of(cls, e: Entry) -> "MemoryEntry":
+        return cls(
+            id=e.id, scope=e.scope, scope_ref=e.scope_ref, title=e.title, summary=e.summary,
+            tags=e.tags, importance=e.importance, source=e.source,
+            created_at=_utc(e.created_at), updated_at=_utc(e.updated_at), version=e.version,
+        )  # fmt: skip
+
+
+class MemoryEntryItem(MemoryEntry):
+    score: float | None = Field(
+        default=None, description="relevance to `search`; present only when searching"
+    )
+
+
+class MemoryEntryList(ResponseModel):
+    items: list[MemoryEntryItem]
+    next_cursor: str | None = Field(description="pass as `cursor` for the next page; null: done")
+
+
+class MemoryEventList(ResponseModel):
+    items: list[MemoryEvent]
+    next_cursor: str | None = Field(description="pass as `cursor` for the next page; null: done")
+
+
+class MemoryEventBatch(ResponseModel):
+    items: list[MemoryEvent] = Field(description="in the order of the request")
+
+
+class MemoryContext(ResponseModel):
+    """What the context loader hands an agent session."""
+
+    markdown: str = Field(description="ready to paste into a prompt")
+    tokens: int = Field(description="estimated tokens of markdown")
+    entries: list[MemoryEntry]
+    events: list[MemoryEvent] = Field(description="recent events not yet folded into a summary")
+    truncated: bool = Field(description="something relevant was left out to stay in budget")

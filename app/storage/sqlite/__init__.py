@@ -1,0 +1,1 @@
+"""SQLite-only parts of storage that are not stock SQLAlchemy (see `fastpath`)."""
