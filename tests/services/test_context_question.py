@@ -9,8 +9,8 @@ import pytest
 from app.services import entries, events, passages, temporal
 from app.services.context import load_context
 from app.services.records import Entry, EntryIn, Event, EventIn, Scope
-from app.storage.transactions import write_transaction
 from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
 
 NOW = datetime(2026, 6, 1, 9, tzinfo=UTC)
 ACME = "acme-outdoor"
