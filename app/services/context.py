@@ -20,13 +20,13 @@ from app.services import entries, search, search_cache, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import Entry, Event, Scope
-from app.services.tokens import cut_to_tokens, estimate_tokens
 from app.storage import fulltext
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction
 from app.storage.types import utcnow
+from app.tokens import cut_to_tokens, estimate_tokens
 
 MIN_TOKENS = 64  # room for a section header and one item cut down to its marker
 MAX_TOKENS = 32_000

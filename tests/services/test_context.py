@@ -18,10 +18,10 @@ from app.errors import InvalidInput, JetError, TooLarge
 from app.services import context, entries, events
 from app.services.context import load_context
 from app.services.records import Entry, EntryIn, EntrySource, Event, EventIn, Scope
-from app.services.tokens import estimate_tokens
 from app.storage.models import entries_table, events_table
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction, write_transaction
+from app.tokens import estimate_tokens
 from tests.conftest import make_tenant
 
 LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "context_labelled.json"
