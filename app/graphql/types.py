@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 import strawberry
 from strawberry.types import Info
 
-from app.errors import ErrorCode, JetError
+from app.errors import ErrorCode, ExpectedError
 from app.graphql.errors import QueryError
 from app.services import entries as entries_service
 from app.services.records import Edge, Entry, EntrySource, Event, Page, Scope
@@ -40,7 +40,7 @@ class UserError:
     message: str
 
     @classmethod
-    def of(cls, exc: JetError) -> "UserError":
+    def of(cls, exc: ExpectedError) -> "UserError":
         return cls(field=exc.field, code=exc.code, message=exc.message)
 
 
@@ -103,7 +103,7 @@ async def resolve_source_events(
         page = await entries_service.source_events(
             info.context.db, str(root.id), first=50 if first is None else first, after=after
         )
-    except JetError as exc:
+    except ExpectedError as exc:
         raise QueryError(exc) from None
     return MemoryEventConnection.of(page)
 
