@@ -5,7 +5,7 @@ arguments (`@strawberry.field(description=...)`) is untyped for mypy.
 
 The values served for `MemoryEvent`, `MemoryEntry`, their edges and `PageInfo` are the
 service's records themselves (`Event`, `Entry`, `Edge`, `Page`), not copies into these
-classes: a page of 50 events was 100 more objects to build (~80 µs). GraphQL reads a
+classes: a page of 50 events would be 100 more objects to build. GraphQL reads a
 field of a value by its Python attribute name (Strawberry's default resolver, `getattr`)
 and checks no value's class, since none of these types implements an interface (no
 `is_type_of`); the records have every attribute under the same name. A field with a
