@@ -8,9 +8,9 @@ events appended in the same millisecond keep their order in (occurred_at, id) or
 
 The generator is here, the encoding ulid-transform's (C++): python-ulid's pure-Python
 generator and encoder were a visible share of the event loop in a large batch
-(docs/benchmarks.md); here a batch takes its randomness in one os.urandom call. ulid-transform's own generator is not used:
-it draws from a SplitMix64 seeded once per thread, which a forked process would share with
-its parent; os.urandom is the kernel's, fork-safe.
+(docs/benchmarks.md); here a batch takes its randomness in one os.urandom call.
+ulid-transform's own generator is not used: it draws from a SplitMix64 seeded once per
+thread, which a forked process would share with its parent; os.urandom is the kernel's, fork-safe.
 """
 
 import os

@@ -118,7 +118,8 @@ class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     already reaches the file: a line-buffered text stream (each line flushes itself, as
     sys.stderr on a terminal), or a write-through one over an unbuffered file (each write
     is a system call, as sys.stderr is when redirected to a file or a pipe). That flush
-    takes the handler's lock a second time and calls the stream for nothing. Any other stream is flushed after each record as before."""
+    takes the handler's lock a second time and calls the stream for nothing. Any other
+    stream is flushed after each record as before."""
 
     _checked: object = None  # the stream last looked at, and whether it writes through
     _through = False
