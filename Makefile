@@ -93,12 +93,17 @@ serve: $(STAMP) $(ASSETS)
 # same for PostgreSQL. The whole suite runs on SQLite (the default backend), then the storage,
 # service and API tests run again on PostgreSQL (a throwaway server, a database per test).
 POSTGRES_TESTS ?= tests/storage tests/services tests/graphql tests/edge
+# The GraphQL and edge suites again on stock Strawberry and SQLAlchemy paths (docs/fast-paths.md);
+# the real-process tests among them ran above.
+FAST_PATH_OFF_TESTS ?= tests/graphql tests/edge
 test: $(STAMP) $(ASSETS) browser postgres
 	JET_REQUIRE_BROWSER=$(or $(JET_REQUIRE_BROWSER),$(CAN_APT_INSTALL),0) \
 	JET_REQUIRE_POSTGRES=$(or $(JET_REQUIRE_POSTGRES),$(CAN_APT_INSTALL),0) \
 		$(BIN)/python -m pytest $(PYTEST_ARGS)
 	JET_REQUIRE_POSTGRES=$(or $(JET_REQUIRE_POSTGRES),$(CAN_APT_INSTALL),0) \
 		$(BIN)/python -m pytest --backend postgresql $(POSTGRES_TESTS) $(PYTEST_ARGS)
+	JET_GRAPHQL_FAST_PATH=0 JET_SQLITE_FAST_PATH=0 \
+		$(BIN)/python -m pytest -m "not slow" $(FAST_PATH_OFF_TESTS) $(PYTEST_ARGS)
 
 # mypy over tests/ uses the relaxed section of pyproject.toml ([[tool.mypy.overrides]] tests.*).
 lint: $(STAMP)
@@ -106,6 +111,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check app tests bench migrations examples
 	$(BIN)/mypy app
 	$(BIN)/mypy bench examples tests
+	$(BIN)/lint-imports
 
 schema: $(STAMP)
 	$(BIN)/jet-memory export-schema -o schema.graphql

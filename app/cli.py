@@ -17,7 +17,7 @@ from typing import Any
 from app import logs
 from app.config import Settings
 from app.deps import Container, build
-from app.errors import InvalidInput, JetError
+from app.errors import ExpectedError, InvalidInput
 from app.services import compaction, policies
 from app.services import tenants as tenant_service
 from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger
@@ -38,7 +38,7 @@ def _run(settings: Settings, fn: Callable[[Container], Awaitable[int]]) -> int:
 
     try:
         return asyncio.run(main())
-    except JetError as exc:
+    except ExpectedError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
 

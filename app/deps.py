@@ -7,8 +7,8 @@ on a temp dir. Nothing is created at import time.
 from dataclasses import dataclass, field
 
 from app.config import Settings
-from app.edge.ratelimit import RateLimiter
 from app.services import search_cache
+from app.services.ratelimit import RateLimiter
 from app.services.tenants import Authenticator
 from app.storage.control import ControlDb
 from app.storage.tenants import TenantDatabases

@@ -4,7 +4,7 @@ Field paths and messages use the domain's names (`search`, `idempotencyKey`, `3.
 batch, the empty path for a batch as a whole); each surface adds its own argument or
 location to the path (GraphQL `input`/`filter`, REST body/query/header).
 
-    JetError                  base of every expected failure (field path, code, message)
+    ExpectedError             base of every expected failure (field path, code, message)
     ├── InvalidInput          a value breaks a rule or a documented limit      (INVALID)
     ├── TooLarge              a value is over a size limit                      (TOO_LARGE)
     ├── NotFound              no such id in this tenant                         (NOT_FOUND)
@@ -28,7 +28,7 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "FORBIDDEN"
 
 
-class JetError(Exception):
+class ExpectedError(Exception):
     code: ErrorCode = ErrorCode.INVALID
 
     def __init__(self, field: Sequence[str], message: str) -> None:
@@ -36,11 +36,11 @@ class JetError(Exception):
         self.field = list(field)
         self.message = message
 
-    def at(self, *prefix: str) -> "JetError":
+    def at(self, *prefix: str) -> "ExpectedError":
         """The same error with its field path nested under `prefix` (e.g. input, 3)."""
         return type(self)([*prefix, *self.field], self.message)
 
-    def renamed(self, field: Sequence[str], name: str) -> "JetError":
+    def renamed(self, field: Sequence[str], name: str) -> "ExpectedError":
         """The same error at a surface's `field`, its message naming it `name` where it
         opened with the domain's name for the field (services' messages open so)."""
         domain = ".".join(self.field)
@@ -51,33 +51,33 @@ class JetError(Exception):
         return type(self)(field, message)
 
 
-class InvalidInput(JetError):
+class InvalidInput(ExpectedError):
     code = ErrorCode.INVALID
 
 
-class TooLarge(JetError):
+class TooLarge(ExpectedError):
     code = ErrorCode.TOO_LARGE
 
 
-class NotFound(JetError):
+class NotFound(ExpectedError):
     code = ErrorCode.NOT_FOUND
 
 
-class Conflict(JetError):
+class Conflict(ExpectedError):
     code = ErrorCode.CONFLICT
 
 
-class Forbidden(JetError):
+class Forbidden(ExpectedError):
     code = ErrorCode.FORBIDDEN
 
 
-class BudgetExceeded(JetError):
+class BudgetExceeded(ExpectedError):
     code = ErrorCode.BUDGET_EXCEEDED
 
 
-class JetErrors(Exception):
+class ExpectedErrors(Exception):
     """Several expected failures found at once (a batch with more than one bad item)."""
 
-    def __init__(self, errors: Sequence[JetError]) -> None:
+    def __init__(self, errors: Sequence[ExpectedError]) -> None:
         super().__init__("; ".join(e.message for e in errors))
         self.errors = list(errors)

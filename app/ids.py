@@ -7,11 +7,10 @@ strict monotonic policy: within one millisecond the random part counts up by one
 events appended in the same millisecond keep their order in (occurred_at, id) order.
 
 The generator is here, the encoding ulid-transform's (C++): python-ulid's pure-Python
-generator and encoder cost ~4.1 µs an id, ~16% of the event loop in a 500-event batch
-(py-spy of `http_bench --only batch`, 2026-11-30); here an id costs ~0.2 µs, and a batch
-takes its randomness in one os.urandom call. ulid-transform's own generator is not used:
-it draws from a SplitMix64 seeded once per thread, which a forked process would share with
-its parent; os.urandom is the kernel's, fork-safe.
+generator and encoder were a visible share of the event loop in a large batch
+(docs/benchmarks.md); here a batch takes its randomness in one os.urandom call.
+ulid-transform's own generator is not used: it draws from a SplitMix64 seeded once per
+thread, which a forked process would share with its parent; os.urandom is the kernel's, fork-safe.
 """
 
 import os

@@ -85,8 +85,8 @@ class TextFormatter(_TimeOncePerSecond):
 
     A record without exception or stack is formatted as logging.Formatter.format does it
     (the message, the time when the format uses it, then `fmt % record.__dict__`), in one
-    call rather than through usesTime/formatMessage/PercentStyle.format/_format: ~0.4 us
-    of the ~1.5 a line took (the API writes an access line per request). Anything else
+    call rather than through usesTime/formatMessage/PercentStyle.format/_format, because
+    the API writes an access line per request. Anything else
     (another style, defaults, a traceback, a field the record lacks) is the base class's.
     """
 
@@ -118,8 +118,8 @@ class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     already reaches the file: a line-buffered text stream (each line flushes itself, as
     sys.stderr on a terminal), or a write-through one over an unbuffered file (each write
     is a system call, as sys.stderr is when redirected to a file or a pipe). That flush
-    takes the handler's lock a second time and calls the stream for nothing, ~0.35 us a
-    record. Any other stream is flushed after each record as before."""
+    takes the handler's lock a second time and calls the stream for nothing. Any other
+    stream is flushed after each record as before."""
 
     _checked: object = None  # the stream last looked at, and whether it writes through
     _through = False
@@ -191,8 +191,8 @@ def config(level: str, fmt: str) -> dict[str, Any]:
 def lean_records() -> None:
     """Records without what no format of ours writes: the caller's file, line and function
     (a walk up the stack per record), the thread and the process. The logging HOWTO's
-    "Optimization" section names these switches; ~2 us per record, and the API writes an
-    access line per request. The lines are unchanged."""
+    "Optimization" section names these switches, and the API writes an access line per
+    request. The lines are unchanged."""
     logging._srcfile = None
     logging.logThreads = False
     logging.logProcesses = False

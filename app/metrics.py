@@ -6,12 +6,8 @@ key, a scope ref or anything else a client can make up without limit.
 """
 
 import threading
-from typing import TYPE_CHECKING
 
 from prometheus_client import Counter, Histogram
-
-if TYPE_CHECKING:
-    from app.services.compaction import CompactionRunRecord
 
 HTTP_REQUESTS = Counter(
     "jet_http_requests", "HTTP requests answered, by route template, method and status.",
@@ -80,19 +76,3 @@ def operation_label(name: str | None) -> str:
             _names.add(name)
             return name
     return "other"
-
-
-def record_run(run: "CompactionRunRecord") -> None:
-    """Count one finished compaction run (a dry run spends nothing and is counted by status)."""
-    COMPACTION_RUNS.labels(status=run.status.value, trigger=str(run.trigger)).inc()
-    if run.dry_run:
-        return
-    COMPACTION_BUCKETS.labels(outcome="compacted").inc(run.buckets_compacted)
-    COMPACTION_BUCKETS.labels(outcome="skipped").inc(run.buckets_skipped)
-    COMPACTION_TOKENS.labels(kind="prompt").inc(run.prompt_tokens)
-    COMPACTION_TOKENS.labels(kind="completion").inc(run.completion_tokens)
-    if run.budget_exceeded:
-        COMPACTION_BUDGET_STOPS.inc()
-    # Problem lines are "scope ref: why"; DLP's is "…: blocked by DLP: counts". Beyond
-    # the first MAX_PROBLEMS lines only a count is kept, so this can undercount then.
-    COMPACTION_DLP_STOPS.inc(sum("blocked by DLP" in p for p in run.problems))

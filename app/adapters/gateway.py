@@ -30,7 +30,7 @@ from typing import Any, Self
 import httpx
 
 # The one token estimator (ceil(UTF-8 bytes / 4)); re-exported for the gateway's callers.
-from app.services.tokens import estimate_tokens as estimate_tokens
+from app.tokens import estimate_tokens as estimate_tokens
 
 
 class GatewayError(Exception):

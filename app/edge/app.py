@@ -53,7 +53,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             holder["c"] = await build(settings)
             # Everything alive now (modules, the schema, the container) lives as long as
             # the server: out of the collector's sight, a full collection scans only what
-            # requests allocate (~130,000 objects took gen-2 collections of 60-140 ms).
+            # requests allocate (docs/benchmarks.md has the pauses this avoids).
             gc.collect()
             gc.freeze()
         try:
@@ -87,7 +87,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
 
         def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
             # Not a coroutine itself: it returns the one that answers the request (a frame
-            # fewer to create and to resume through on every request, ~0.4 us).
+            # fewer to create and to resume through on every request).
             if page is not None and is_graphiql_page(scope):
                 return page(scope, receive, send)
             # The container exists once lifespan has started, and is a new one when the

@@ -6,6 +6,7 @@ before any GraphQL or REST work. The tenant is never read from the request body 
 """
 
 import logging
+import math
 
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -14,7 +15,6 @@ from app import metrics
 from app.deps import Container
 from app.edge.answers import GRAPHQL_ANSWERS, ErrorAnswers
 from app.edge.limits import BodyTooLarge, LimitedReceive, declared_over
-from app.edge.ratelimit import retry_after_header
 from app.edge.request_ids import bind_request_id, sane_request_id
 from app.edge.responses import CLIENT_CLOSED_REQUEST, UNANSWERED_STATUS, StatusNoted
 from app.logs import request_id_var, tenant_id_var
@@ -228,3 +228,8 @@ def _with_retry_after(send: Send, wait: float) -> Send:
         await send(message)
 
     return sender
+
+
+def retry_after_header(wait: float) -> bytes:
+    """Retry-After is whole seconds (RFC 9110): round up, at least 1."""
+    return str(max(1, math.ceil(wait))).encode()

@@ -8,7 +8,7 @@ from datetime import datetime
 import strawberry
 from strawberry.types import Info
 
-from app.errors import BudgetExceeded, JetError
+from app.errors import BudgetExceeded, ExpectedError
 from app.graphql.context import Context
 from app.graphql.errors import QueryError
 from app.graphql.types import MemoryEntry, PageInfo, UserError
@@ -121,7 +121,7 @@ async def resolve_compaction_runs(
         page = await compaction.list_runs(
             info.context.db, first=20 if first is None else first, after=after
         )
-    except JetError as exc:
+    except ExpectedError as exc:
         raise QueryError(exc) from None
     return CompactionRunConnection.of(page)
 
@@ -135,7 +135,7 @@ async def resolve_run_compaction(
         run = await compaction.compact_tenant(
             ctx.container, ctx.db.tenant_id, trigger=RunTrigger.API, dry_run=dry_run
         )
-    except JetError as exc:
+    except ExpectedError as exc:
         return RunCompactionPayload(run=None, errors=[UserError.of(exc)])
     errors = []
     if run.budget_exceeded:

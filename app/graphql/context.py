@@ -5,14 +5,14 @@ from typing import Any
 
 from strawberry.dataloader import DataLoader
 
-from app.deps import Container
 from app.services import entries
+from app.services.compaction import Stores
 from app.services.records import Entry
 
 
 @dataclass
 class Context:
-    container: Container
+    container: Stores  # the composition root's Container
     # The leased tenant database, handed to the services as it is (the edge leases it).
     db: Any
     request_id: str

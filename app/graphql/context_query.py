@@ -6,7 +6,7 @@ Merged into the schema's Query by app/graphql/schema.py (build_schema).
 import strawberry
 from strawberry.types import Info
 
-from app.errors import JetError
+from app.errors import ExpectedError
 from app.graphql.context import Context
 from app.graphql.errors import QueryError
 from app.graphql.types import MemoryEntry, MemoryEvent
@@ -48,7 +48,7 @@ async def resolve_memory_context(
             max_tokens=2000 if max_tokens is None else max_tokens,
             include_institutional=include_institutional is not False,
         )
-    except JetError as exc:
+    except ExpectedError as exc:
         raise QueryError(exc) from None
     return MemoryContext(
         markdown=result.markdown,

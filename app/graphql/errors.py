@@ -3,9 +3,9 @@
 
 from graphql import GraphQLError
 
-from app.errors import JetError
+from app.errors import ExpectedError
 
 
 class QueryError(GraphQLError):
-    def __init__(self, exc: JetError) -> None:
+    def __init__(self, exc: ExpectedError) -> None:
         super().__init__(exc.message, extensions={"code": exc.code.value, "field": exc.field})

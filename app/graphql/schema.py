@@ -17,7 +17,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
 from app.config import Settings
-from app.errors import JetError, JetErrors
+from app.errors import ExpectedError, ExpectedErrors
 from app.graphql import fastpath
 from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
@@ -61,7 +61,7 @@ CtxInfo = Info[Context, None]
 _FILTER_DOTTED = frozenset({"search", "occurredAfter", "occurredBefore"})
 
 
-def _query_error(exc: JetError) -> QueryError:
+def _query_error(exc: ExpectedError) -> QueryError:
     name = ".".join(exc.field)
     if name in _FILTER_DOTTED:
         exc = exc.renamed([f"filter.{name}"], f"filter.{name}")
@@ -70,12 +70,12 @@ def _query_error(exc: JetError) -> QueryError:
     return QueryError(exc)
 
 
-def _user_errors(exc: JetError | JetErrors) -> list[UserError]:
-    errs = exc.errors if isinstance(exc, JetErrors) else [exc]
+def _user_errors(exc: ExpectedError | ExpectedErrors) -> list[UserError]:
+    errs = exc.errors if isinstance(exc, ExpectedErrors) else [exc]
     return [UserError.of(_with_input(e)) for e in errs]
 
 
-def _with_input(exc: JetError) -> JetError:
+def _with_input(exc: ExpectedError) -> ExpectedError:
     """Field paths of a mutation's input start at "input" (a batch's as a whole: "input")."""
     return exc if exc.field[:1] == ["id"] else exc.at("input")
 
@@ -107,7 +107,7 @@ async def resolve_memory_entries(
         page = await entries.list_entries(
             info.context.db, flt, first=20 if first is None else first, after=after
         )
-    except JetError as exc:
+    except ExpectedError as exc:
         raise _query_error(exc) from None
     return MemoryEntryConnection.of(page)
 
@@ -133,7 +133,7 @@ async def resolve_memory_events(
         page = await events.list_events(
             info.context.db, flt, first=50 if first is None else first, after=after
         )
-    except JetError as exc:
+    except ExpectedError as exc:
         raise _query_error(exc) from None
     return MemoryEventConnection.of(page)
 
@@ -166,8 +166,8 @@ async def resolve_append_memory_event(
         result = await events.append_event(
             ctx.db, _event_in(input), max_rows=ctx.container.settings.group_commit_max_rows
         )
-    except (JetError, JetErrors) as exc:
-        errs = exc.errors if isinstance(exc, JetErrors) else [exc]
+    except (ExpectedError, ExpectedErrors) as exc:
+        errs = exc.errors if isinstance(exc, ExpectedErrors) else [exc]
         return AppendMemoryEventPayload(
             event=None, replayed=False, errors=[UserError.of(_with_input(e)) for e in errs]
         )
@@ -186,7 +186,7 @@ async def resolve_append_memory_events(
             [_event_in(i) for i in input],
             max_rows=ctx.container.settings.group_commit_max_rows,
         )
-    except (JetError, JetErrors) as exc:
+    except (ExpectedError, ExpectedErrors) as exc:
         return AppendMemoryEventsPayload(events=[], errors=_user_errors(exc))
     return AppendMemoryEventsPayload(events=[MemoryEvent.of(r.event) for r in results], errors=[])
 
@@ -205,7 +205,7 @@ async def resolve_create_memory_entry(
     )
     try:
         entry = await entries.create_entry(info.context.db, entry_in)
-    except JetError as exc:
+    except ExpectedError as exc:
         return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
     return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
 
@@ -219,7 +219,7 @@ async def resolve_update_memory_entry(
     )  # fmt: skip
     try:
         entry = await entries.update_entry(info.context.db, str(id), patch)
-    except JetError as exc:
+    except ExpectedError as exc:
         return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
     return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
 
@@ -227,7 +227,7 @@ async def resolve_update_memory_entry(
 async def resolve_delete_memory_entry(info: CtxInfo, id: strawberry.ID) -> DeleteMemoryEntryPayload:
     try:
         deleted = await entries.delete_entry(info.context.db, str(id))
-    except JetError as exc:
+    except ExpectedError as exc:
         return DeleteMemoryEntryPayload(deleted_id=None, errors=[UserError.of(exc)])
     return DeleteMemoryEntryPayload(deleted_id=strawberry.ID(deleted), errors=[])
 
@@ -255,7 +255,7 @@ class Mutation:
 def _should_mask(error: GraphQLError) -> bool:
     # Parse/validation errors have no original_error and are the client's to see.
     original = error.original_error
-    return original is not None and not isinstance(original, JetError | GraphQLError)
+    return original is not None and not isinstance(original, ExpectedError | GraphQLError)
 
 
 class UnexpectedLoggingSchema(strawberry.Schema):

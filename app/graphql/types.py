@@ -5,7 +5,7 @@ arguments (`@strawberry.field(description=...)`) is untyped for mypy.
 
 The values served for `MemoryEvent`, `MemoryEntry`, their edges and `PageInfo` are the
 service's records themselves (`Event`, `Entry`, `Edge`, `Page`), not copies into these
-classes: a page of 50 events was 100 more objects to build (~80 µs). GraphQL reads a
+classes: a page of 50 events would be 100 more objects to build. GraphQL reads a
 field of a value by its Python attribute name (Strawberry's default resolver, `getattr`)
 and checks no value's class, since none of these types implements an interface (no
 `is_type_of`); the records have every attribute under the same name. A field with a
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 import strawberry
 from strawberry.types import Info
 
-from app.errors import ErrorCode, JetError
+from app.errors import ErrorCode, ExpectedError
 from app.graphql.errors import QueryError
 from app.services import entries as entries_service
 from app.services.records import Edge, Entry, EntrySource, Event, Page, Scope
@@ -40,7 +40,7 @@ class UserError:
     message: str
 
     @classmethod
-    def of(cls, exc: JetError) -> "UserError":
+    def of(cls, exc: ExpectedError) -> "UserError":
         return cls(field=exc.field, code=exc.code, message=exc.message)
 
 
@@ -103,7 +103,7 @@ async def resolve_source_events(
         page = await entries_service.source_events(
             info.context.db, str(root.id), first=50 if first is None else first, after=after
         )
-    except JetError as exc:
+    except ExpectedError as exc:
         raise QueryError(exc) from None
     return MemoryEventConnection.of(page)
 

@@ -22,13 +22,13 @@ from app.services import entries, evidence, search, search_cache, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import Entry, Event, Scope
-from app.services.tokens import cut_to_tokens, estimate_tokens
 from app.storage import fulltext
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction
 from app.storage.types import utcnow
+from app.tokens import cut_to_tokens, estimate_tokens
 
 MIN_TOKENS = 64  # room for a section header and one item cut down to its marker
 MAX_TOKENS = 32_000
@@ -38,9 +38,9 @@ POOL = 200  # bm25 candidates re-scored in Python (more when the budget could ho
 # budget // MIN_ITEM_TOKENS + 1 candidates always ranks more than can be placed: a full
 # list then means "something was left out" without counting the rest.
 MIN_ITEM_TOKENS = 16
-# The most candidates kept in the search cache for one question: 512 are ~88 KiB
-# (measured with tracemalloc), the default budget's 200 proportionally ~34 KiB. A maxTokens
-# near 32,000 asks for up to 2,001, which are found again each time rather than kept.
+# The most candidates kept in the search cache for one question, so that one entry stays
+# small (docs/context.md has its size); a maxTokens near the limit asks for more, which
+# are found again each time rather than kept.
 KEEP_MAX = 512
 # Texts are read a page at a time in rank order, the first page sized for items of
 # about this many tokens, so a call reads the few items that fit, not every candidate.

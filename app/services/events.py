@@ -10,7 +10,7 @@ from sqlalchemy import Integer, Select, and_, bindparam, func, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids, metrics
-from app.errors import Conflict, InvalidInput, JetError, JetErrors, TooLarge
+from app.errors import Conflict, ExpectedError, ExpectedErrors, InvalidInput, TooLarge
 from app.services import cursors, limits, search, validation
 from app.services.records import (
     Appended,
@@ -133,7 +133,7 @@ def _decide(
     for request in requests:
         out: list[Appended] = []
         pending: dict[str, Event] = {}
-        errors: list[JetError] = []
+        errors: list[ExpectedError] = []
         for i, new in enumerate(request.events):
             key = new.idempotency_key
             stored = (known.get(key) or pending.get(key)) if key else None
@@ -156,7 +156,7 @@ def _decide(
                 pending[key] = event
             out.append(new_appended(event, False))
         if errors:
-            results.append(errors[0] if len(errors) == 1 else JetErrors(errors))
+            results.append(errors[0] if len(errors) == 1 else ExpectedErrors(errors))
             continue
         known.update(pending)
         to_insert.extend(a.event for a in out if not a.replayed)

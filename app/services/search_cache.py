@@ -3,7 +3,7 @@ exactly by writes to the tenant's entries rather than by time.
 
 Agents ask the same questions at the start of many sessions (the context loader), while
 entries change rarely (curation, the daily compactor); a common-word question costs FTS5
-5-15 ms of ranking (docs/benchmarks.md, search). So a page is kept, keyed by the tenant of
+milliseconds of ranking (docs/benchmarks.md, search). So a page is kept, keyed by the tenant of
 the leased database (never anything from the request) and everything the search depends
 on: the question's words as app/services/search.py picks them, scope, scopeRef, tags,
 minImportance, sources, first and the cursor. It is stamped with the tenant's entries
@@ -35,7 +35,7 @@ or with another caller. Used from the event loop only (no lock).
 Identical searches at once (16 agents starting sessions with the same new question) are
 searched once: a miss for a key and revision that a search is already running for waits
 for it (`joined`) and takes its page from the cache, rather than asking FTS5 the same
-~10 ms question again. If that search fails or its client goes away, one of the waiters
+question again. If that search fails or its client goes away, one of the waiters
 searches again and the others wait for it.
 """
 

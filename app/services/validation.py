@@ -3,7 +3,7 @@
 import re
 from datetime import UTC, datetime, timedelta
 
-from app.errors import Forbidden, InvalidInput, JetError, JetErrors, TooLarge
+from app.errors import ExpectedError, ExpectedErrors, Forbidden, InvalidInput, TooLarge
 from app.services import limits
 from app.services.records import EntryIn, EntryPatch, EntrySource, EventIn, Scope
 from app.storage.types import utcnow
@@ -131,14 +131,14 @@ def check_batch(events: list[EventIn]) -> None:
     if len(events) > limits.BATCH_MAX:
         raise TooLarge([], f"a batch holds at most {limits.BATCH_MAX} events, got {len(events)}")
     now = utcnow()
-    errors: list[JetError] = []
+    errors: list[ExpectedError] = []
     for i, event in enumerate(events):
         try:
             check_event(event, now=now)
-        except JetError as exc:
+        except ExpectedError as exc:
             errors.append(exc.at(str(i)))
     if errors:
-        raise JetErrors(errors)
+        raise ExpectedErrors(errors)
 
 
 def _check_title(title: str) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from app.config import Settings
 from app.deps import build
-from app.services import tenants
+from app.services import limits, tenants
 from tests.support.servers import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,4 +183,35 @@ def test_rest_timestamps_are_iso_8601_only_and_their_bounds_are_named(server: Se
     assert "1970" not in json.dumps(late_gql), late_gql
     numeric = server.graphql(APPEND, {"i": {**EVENT, "occurredAt": "1700000000"}})
     assert numeric.get("data") is None and numeric["errors"], numeric
+    assert server.logged_errors() == []
+
+
+@pytest.mark.slow
+def test_nul_in_ids_and_filters_and_overlong_filter_lists(server: Server) -> None:
+    """NUL finds nothing (the same on both backends: PostgreSQL text cannot hold it), and a
+    filter list over its cap is TOO_LARGE naming it, on GraphQL and REST."""
+    nul = "a\x00b"
+    lookup = "query($id: ID!) { memoryEntry(id: $id) { id } memoryEvent(id: $id) { id } }"
+    assert server.graphql(lookup, {"id": nul}) == {
+        "data": {"memoryEntry": None, "memoryEvent": None}
+    }
+    events = "query($f: MemoryEventFilter) { memoryEvents(filter: $f) { edges { cursor } } }"
+    found = server.graphql(events, {"f": {"scope": "ENTITY", "scopeRef": "acme", "kinds": [nul]}})
+    assert found == {"data": {"memoryEvents": {"edges": []}}}, found
+    [error] = server.graphql(events, {"f": {"scope": "ENTITY", "scopeRef": nul}})["errors"]
+    assert error["extensions"] == {"code": "INVALID", "field": ["scopeRef"]}, error
+    over = [f"k{i}" for i in range(limits.FILTER_VALUES_MAX + 1)]
+    [error] = server.graphql(events, {"f": {"kinds": over}})["errors"]
+    assert error["extensions"]["code"] == "TOO_LARGE", error
+    assert f"the limit is {limits.FILTER_VALUES_MAX}" in error["message"]
+    with server.client() as c:
+        assert c.get("/memory/a%00b").status_code == 404
+        by_kind = c.get(
+            "/memory/events", params={"scope": "entity", "scopeRef": "acme", "kind": nul}
+        )
+        assert by_kind.status_code == 200 and by_kind.json()["items"] == [], by_kind.text
+        by_ref = c.get("/memory/events", params={"scope": "entity", "scopeRef": nul})
+        assert by_ref.status_code == 400 and "scopeRef" in by_ref.text, by_ref.text
+        r = c.get("/memory/events", params=[("kind", k) for k in over])
+        assert r.status_code == 400 and "TOO_LARGE" in r.text, r.text
     assert server.logged_errors() == []

@@ -18,9 +18,9 @@ from app.config import Settings
 from app.deps import Container, build
 from app.edge.app import create_app
 from app.edge.observe import operation_type
-from app.edge.ratelimit import RateLimiter
 from app.services import policies
 from app.services.compaction import compact_tenant
+from app.services.ratelimit import RateLimiter
 from tests.conftest import TenantFixture, make_tenant, sample
 from tests.support.gateway_stub import FakeGateway, summary_of
 

@@ -13,10 +13,10 @@ from app.graphql.schema import schema
 from app.services import context as context_service
 from app.services import entries, events
 from app.services.records import EntryIn, EventIn, Scope
-from app.services.tokens import estimate_tokens
 from app.storage.models import events_table
 from app.storage.tenants import TenantDb
 from app.storage.transactions import write_transaction
+from app.tokens import estimate_tokens
 from tests.conftest import TenantFixture
 
 CONTEXT = """

@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select, update
 
 from app.deps import Container
-from app.errors import InvalidInput, JetError, TooLarge
+from app.errors import ExpectedError, InvalidInput, TooLarge
 from app.services import context, entries, events
 from app.services.context import load_context
 from app.services.records import Entry, EntryIn, EntrySource, Event, EventIn, Scope
-from app.services.tokens import estimate_tokens
 from app.storage.models import entries_table, events_table
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction, write_transaction
+from app.tokens import estimate_tokens
 from tests.conftest import make_tenant
 
 LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "context_labelled.json"
@@ -294,7 +294,7 @@ async def test_another_tenants_memory_never_appears(container: Container, db: Te
     ],
 )
 async def test_invalid_input(
-    db: TenantDb, kw: dict[str, Any], field: list[str], error: type[JetError]
+    db: TenantDb, kw: dict[str, Any], field: list[str], error: type[ExpectedError]
 ) -> None:
     with pytest.raises(error) as info:
         await load(db, **kw)

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert, update
 
-from app.errors import Conflict, Forbidden, InvalidInput, JetError, NotFound, TooLarge
+from app.errors import Conflict, ExpectedError, Forbidden, InvalidInput, NotFound, TooLarge
 from app.services import cursors, entries, events, limits
 from app.services.records import (
     EntryFilter,
@@ -77,7 +77,7 @@ async def test_create_get_update_delete(db: TenantDb) -> None:
     ],
 )
 async def test_invalid_entries(
-    db: TenantDb, bad: EntryIn, field: str, error: type[JetError]
+    db: TenantDb, bad: EntryIn, field: str, error: type[ExpectedError]
 ) -> None:
     with pytest.raises(error) as info:
         await entries.create_entry(db, bad)
@@ -87,7 +87,7 @@ async def test_invalid_entries(
 
 @pytest.mark.parametrize("tag", ["", " padded", "x" * 65, "bell\x07"])
 async def test_invalid_tags_name_their_index(db: TenantDb, tag: str) -> None:
-    with pytest.raises(JetError) as info:
+    with pytest.raises(ExpectedError) as info:
         await entries.create_entry(db, entry(tags=["fine", tag]))
     assert info.value.field == ["tags", "1"]
 

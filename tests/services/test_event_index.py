@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.config import Settings
 from app.deps import Container, build
-from app.errors import Conflict, JetErrors
+from app.errors import Conflict, ExpectedErrors
 from app.services import events, tenants
 from app.services.records import EventFilter, EventIn, Scope
 from app.storage import fulltext
@@ -118,7 +118,7 @@ async def test_every_service_path_indexes_each_event_once(db: TenantDb) -> None:
     assert await assert_indexed(db) in (5, None)
 
     # A batch refused midway (validation, then a conflicting key) stores and indexes nothing.
-    with pytest.raises(JetErrors):
+    with pytest.raises(ExpectedErrors):
         await events.append_events(db, [ev("refused tapir"), ev("x", kind="Bad Kind"), ev("")])
     with pytest.raises(Conflict):
         await events.append_events(db, [ev("refused tapir"), ev("other", idempotency_key="k-1")])

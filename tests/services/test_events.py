@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import Executable, delete, func, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from app.errors import Conflict, InvalidInput, JetErrors, TooLarge
+from app.errors import Conflict, ExpectedErrors, InvalidInput, TooLarge
 from app.services import cursors, events, limits
 from app.services.records import EventFilter, EventIn, Scope
 from app.storage import postgres
@@ -114,7 +114,7 @@ async def test_concurrent_replays_of_one_key_store_one_event(db: TenantDb) -> No
 async def test_batch_is_all_or_nothing(db: TenantDb) -> None:
     await events.append_event(db, ev(idempotency_key="taken"))
     good = [ev(body=f"event {i}") for i in range(5)]
-    with pytest.raises(JetErrors) as info:
+    with pytest.raises(ExpectedErrors) as info:
         await events.append_events(db, [*good, ev(kind="Bad Kind"), ev(scope_ref=None)])
     assert [e.field for e in info.value.errors] == [
         ["5", "kind"],

@@ -9,11 +9,10 @@ import pytest
 from arq.connections import ArqRedis
 from prometheus_client import REGISTRY
 
-from app import metrics
 from app.config import Settings
 from app.deps import build
 from app.edge.app import create_app
-from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger
+from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger, jobs
 from app.worker import shutdown, startup
 from tests.support.servers import free_port
 
@@ -48,11 +47,11 @@ def test_a_run_counts_status_buckets_tokens_and_stops() -> None:
         ("jet_compaction_dlp_stops_total", {}),
     ]
     before = [sample(n, **labels) for n, labels in names]
-    metrics.record_run(a_run())
+    jobs.record_run(a_run())
     after = [sample(n, **labels) for n, labels in names]
     assert [a - b for a, b in zip(after, before, strict=True)] == [1, 2, 3, 1000, 150, 1, 2]
     # A dry run spends and folds nothing: only counted as a run.
-    metrics.record_run(a_run(dry_run=True))
+    jobs.record_run(a_run(dry_run=True))
     assert [sample(n, **labels) for n, labels in names][1:] == after[1:]
 
 

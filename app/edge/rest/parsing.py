@@ -130,7 +130,7 @@ def event_in(i: AppendMemoryEventInput, idempotency_key: str | None) -> EventIn:
 def two_headers(scope: AsgiScope, first: bytes, second: bytes) -> tuple[str | None, str | None]:
     """The values of two request headers (lowercase names), each its first, as
     `request.headers.get(name)` gives them, in one pass over the scope's headers and
-    without building Starlette's Headers (~0.8 us a request for two lookups)."""
+    without building Starlette's Headers for two lookups."""
     one = two = None
     for name, value in scope["headers"]:
         if name == first:

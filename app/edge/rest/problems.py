@@ -17,7 +17,7 @@ from app.edge.request_ids import current_request_id
 from app.edge.responses import send_json
 from app.edge.rest.models import ResponseModel
 from app.edge.unavailable import retry_after_headers
-from app.errors import ErrorCode, JetError, JetErrors
+from app.errors import ErrorCode, ExpectedError, ExpectedErrors
 from app.storage.unavailable import TenantUnavailable
 
 PROBLEM_JSON = "application/problem+json"
@@ -182,9 +182,9 @@ LIST_NAMES: dict[str, tuple[str, Where]] = {
 
 
 def _service_problem(
-    exc: JetError | JetErrors, where: Where, names: Mapping[str, tuple[str, Where]]
+    exc: ExpectedError | ExpectedErrors, where: Where, names: Mapping[str, tuple[str, Where]]
 ) -> HttpProblem:
-    found = exc.errors if isinstance(exc, JetErrors) else [exc]
+    found = exc.errors if isinstance(exc, ExpectedErrors) else [exc]
     errors = []
     for e in found:
         # The services' paths are REST's ("3.body", "search"); the empty path is the body.
@@ -219,7 +219,7 @@ class service_errors:  # noqa: N801 (used as `with service_errors(...)`, like a 
         return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
-        if isinstance(exc, (JetError, JetErrors)):
+        if isinstance(exc, (ExpectedError, ExpectedErrors)):
             raise _service_problem(exc, self.where, self.names or {}) from None
 
 

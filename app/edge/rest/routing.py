@@ -54,7 +54,7 @@ class Resource:
 
     def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> Awaitable[None]:
         # Not a coroutine itself: it returns TenantBound's, which answers the request (a
-        # frame fewer to create and to resume through on every request, ~0.4 us).
+        # frame fewer to create and to resume through on every request).
         # The container exists once lifespan has started, and is a new one if the lifespan
         # restarts (test clients do that): never keep serving a closed one.
         container = self._get_container()

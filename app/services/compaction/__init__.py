@@ -3,7 +3,7 @@ Modules: jobs (what the worker, CLI and API call), run (one tenant's pass), plan
 folding (one bucket), runs (the run records). A Summariser speaks HTTP, never this."""
 
 from app.adapters.summary import Summariser, SummaryFailed, SummaryResult
-from app.services.compaction.jobs import active_tenant_ids, compact_tenant
+from app.services.compaction.jobs import Stores, active_tenant_ids, compact_tenant
 from app.services.compaction.run import run_compaction
 from app.services.compaction.runs import (
     CANCELLED,
@@ -16,6 +16,7 @@ from app.services.compaction.runs import (
 )
 
 __all__ = [
+    "Stores",
     "CANCELLED",
     "INTERRUPTED",
     "CompactionRunRecord",

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.adapters.summary import Summariser, SummaryFailed, SummaryResult
 from app.config import Settings
-from app.errors import JetError
+from app.errors import ExpectedError
 from app.services import budget, entries, limits, validation
 from app.services.compaction import runs
 from app.services.compaction.planning import IN_CHUNK, Bucket, LostRace, Period, Planner, Skip
@@ -166,7 +166,7 @@ class Folder:
         )  # fmt: skip
         try:
             validation.check_entry(entry, by_compactor=True)
-        except JetError as exc:
+        except ExpectedError as exc:
             raise Skip(f"unusable summary from {result.model}: {exc.message}") from None
         return result, entry
 

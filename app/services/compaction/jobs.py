@@ -92,5 +92,21 @@ async def compact_tenant(
         except Exception:
             metrics.COMPACTION_RUNS.labels(status="failed", trigger=str(trigger)).inc()
             raise
-        metrics.record_run(run)
+        record_run(run)
         return run
+
+
+def record_run(run: CompactionRunRecord) -> None:
+    """Count one finished compaction run (a dry run spends nothing and is counted by status)."""
+    metrics.COMPACTION_RUNS.labels(status=run.status.value, trigger=str(run.trigger)).inc()
+    if run.dry_run:
+        return
+    metrics.COMPACTION_BUCKETS.labels(outcome="compacted").inc(run.buckets_compacted)
+    metrics.COMPACTION_BUCKETS.labels(outcome="skipped").inc(run.buckets_skipped)
+    metrics.COMPACTION_TOKENS.labels(kind="prompt").inc(run.prompt_tokens)
+    metrics.COMPACTION_TOKENS.labels(kind="completion").inc(run.completion_tokens)
+    if run.budget_exceeded:
+        metrics.COMPACTION_BUDGET_STOPS.inc()
+    # Problem lines are "scope ref: why"; DLP's is "…: blocked by DLP: counts". Beyond
+    # the first MAX_PROBLEMS lines only a count is kept, so this can undercount then.
+    metrics.COMPACTION_DLP_STOPS.inc(sum("blocked by DLP" in p for p in run.problems))

@@ -5,7 +5,6 @@ make up to N times the configured rate. Keys are held as digests, never as secre
 """
 
 import hashlib
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,8 +58,3 @@ class RateLimiter:
         idle = [k for k, b in self._buckets.items() if now - b.at >= full_after]
         for k in idle:
             del self._buckets[k]
-
-
-def retry_after_header(wait: float) -> bytes:
-    """Retry-After is whole seconds (RFC 9110): round up, at least 1."""
-    return str(max(1, math.ceil(wait))).encode()
