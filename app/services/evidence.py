@@ -16,9 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import passages, search, temporal
 from app.services.records import Scope
-from app.services.tokens import estimate_tokens
 from app.storage import fulltext
 from app.storage.models import events_table as ev
+from app.tokens import estimate_tokens
 
 
 @dataclass(frozen=True, slots=True)

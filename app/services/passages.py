@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.services.temporal import Window
-from app.services.tokens import estimate_tokens
+from app.tokens import estimate_tokens
 
 # A summary's line as the compactor writes it: "- 2026-03-04 · call_summary: ...".
 _DATED = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})\b")
