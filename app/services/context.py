@@ -436,14 +436,12 @@ async def load_context(
         )
         events_budget = max_tokens - ent.tokens
         limit = events_budget // MIN_ITEM_TOKENS + 1
+        recent = await _recent_events(conn, scopes, limit)
         header = EVENTS_HEADER
-        if q is None:
-            recent = await _recent_events(conn, scopes, limit)
-        else:
+        if q is not None:
             # Matching events by relevance first, then the newest of the rest.
-            newest = await _recent_events(conn, scopes, max(limit, evidence.SCAN_MAX + 1))
-            matched = await evidence.ranked_events(conn, scopes, q, limit, now, newest)
-            recent = list(dict.fromkeys(matched + newest[:limit]))
+            matched = await evidence.ranked_events(conn, scopes, q, limit, now)
+            recent = list(dict.fromkeys(matched + recent))
             header = MATCHED_EVENTS_HEADER
             if q.window is not None:  # say how the question's time was read
                 last = q.window.end - timedelta(days=1)

@@ -60,8 +60,7 @@ def question(query: str, now: datetime) -> Question:
     text = temporal.without(query, window)
     words = search.terms(text) or search.words(query, "query")
     stems = list(dict.fromkeys(passages.stem(w) for w in words))
-    alternatives = "|".join(re.escape(s) for s in sorted(stems, key=len, reverse=True))
-    return Question(text, words, stems, window, re.compile(rf"\b({alternatives})\w*", re.I))
+    return Question(text, words, stems, window, passages.pattern_of(stems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,18 +88,28 @@ async def ranked_events(
     q: Question,
     limit: int,
     now: datetime,
-    newest: Sequence[int],
     weights: EventWeights | None = None,
 ) -> list[int]:
     """Seqs of the uncompressed events matching the question, best first, re-scored with
     recency and the question's window; the caller adds the unmatched after.
 
-    `newest`: the seqs of the scopes' newest uncompressed events, up to SCAN_MAX + 1. When
-    they are all of them, they are scored from their text; else the full-text index finds
-    the best `max(EVENT_POOL, limit)`, and as many again inside the question's window.
+    Up to SCAN_MAX uncompressed events in the scopes are scored from their text; more, and
+    the full-text index finds the best `max(EVENT_POOL, limit)`, and as many again inside
+    the question's window.
     """
-    if len(newest) <= SCAN_MAX:
-        scored = await _scanned(conn, newest, q)
+    rows: list[Any] = []
+    for scope, ref in scopes:
+        in_scope = ev.c.scope_ref.is_(None) if ref is None else ev.c.scope_ref == ref
+        stmt = (
+            select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
+            .where(ev.c.scope == scope.value, in_scope, ev.c.compressed_at.is_(None))
+            .limit(SCAN_MAX + 1 - len(rows))
+        )
+        rows.extend(await conn.execute(stmt))
+        if len(rows) > SCAN_MAX:
+            break
+    if len(rows) <= SCAN_MAX:
+        scored = _scanned(rows, q)
     else:
         scored = await _indexed(conn, scopes, q, max(EVENT_POOL, limit))
     w = weights or EVENT_WEIGHTS
@@ -108,22 +117,20 @@ async def ranked_events(
     return [f.seq for f in scored]
 
 
-async def _scanned(conn: AsyncConnection, seqs: Sequence[int], q: Question) -> list[_Found]:
-    """The events among `seqs` holding a question word, relevance by the rarity (idf) of
+def _scanned(rows: Sequence[Any], q: Question) -> list[_Found]:
+    """The events among `rows` holding a question word, relevance by the rarity (idf) of
     the words each holds among them: bm25 without its length and frequency terms."""
-    if not seqs:
-        return []
-    rows = await conn.execute(
-        select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body).where(ev.c.seq.in_(seqs))
-    )
     held: list[tuple[Any, set[str]]] = []
     for r in rows:
-        # One regex pass per text (in C), not a stem per word: the cost of a scope's scan.
-        words = {m.lower() for m in q.pattern.findall(f"{r.kind} {r.body}")}
-        if words:
-            held.append((r, words))
+        text = f"{r.kind} {r.body}"
+        # Substring tests first, then one regex pass (both in C) on the texts that pass.
+        low = text.lower()
+        if any(s in low for s in q.stems):
+            words = {m.lower() for m in q.pattern.findall(text)}
+            if words:
+                held.append((r, words))
     df = {s: sum(s in words for _, words in held) for s in q.stems}
-    n = len(seqs)
+    n = len(rows)
     idf = {s: math.log(1 + (n - d + 0.5) / (d + 0.5)) for s, d in df.items() if d}
     relevance = [(r, sum(idf[s] for s in words)) for r, words in held]
     best = max((x for _, x in relevance), default=0.0) or 1.0
@@ -158,7 +165,7 @@ def passage_text(text: str, q: Question, room: int) -> tuple[str, int] | None:
     if estimate_tokens(text) <= min(PASSAGES_OVER_TOKENS, room):
         return None
     found = passages.units(text)
-    choice = passages.choose(found, q.stems, q.window, room)
+    choice = passages.choose(found, q.pattern, q.window, room)
     if not choice.shown:
         return None
     return passages.render(found, choice), choice.total - len(choice.shown)

@@ -16,7 +16,6 @@ from app.tokens import estimate_tokens
 # A summary's line as the compactor writes it: "- 2026-03-04 · call_summary: ...".
 _DATED = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$€£\"'(])")
-_WORD = re.compile(r"\w+", re.UNICODE)
 _SUFFIXES = ("ing", "ies", "ied", "es", "ed", "ly", "s")
 LONG_LINE_TOKENS = 60  # a longer line is split into sentences, each a passage of its own
 
@@ -31,8 +30,10 @@ def stem(word: str) -> str:
     return w
 
 
-def stems_of(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text)}
+def pattern_of(stems: Sequence[str]) -> re.Pattern[str]:
+    """Any word starting with one of `stems` (the longest first); the group is the stem."""
+    alternatives = "|".join(re.escape(s) for s in sorted(stems, key=len, reverse=True))
+    return re.compile(rf"\b({alternatives})\w*", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,6 @@ class Unit:
 
     text: str
     at: datetime | None
-    stems: frozenset[str]
 
 
 def units(text: str) -> list[Unit]:
@@ -56,7 +56,7 @@ def units(text: str) -> list[Unit]:
         if estimate_tokens(line) > LONG_LINE_TOKENS:
             pieces = [p for p in _SENTENCE_END.split(line) if p.strip()]
         for piece in pieces:
-            found.append(Unit(piece, at, frozenset(stems_of(piece))))
+            found.append(Unit(piece, at))
     return found
 
 
@@ -67,7 +67,7 @@ class Choice:
 
 
 def choose(
-    found: Sequence[Unit], query_stems: Sequence[str], window: Window | None, room: int
+    found: Sequence[Unit], pattern: re.Pattern[str], window: Window | None, room: int
 ) -> Choice:
     """The units that best answer, within `room` tokens, in text order.
 
@@ -75,11 +75,15 @@ def choose(
     is dated inside the question's window; units that score nothing are never chosen.
     """
     n = len(found)
-    df = {s: sum(s in u.stems for u in found) for s in query_stems}
-    weight = {s: math.log(1 + n / (1 + d)) for s, d in df.items() if d}
+    held = [{m.lower() for m in pattern.findall(u.text)} for u in found]
+    df: dict[str, int] = {}
+    for words in held:
+        for w in words:
+            df[w] = df.get(w, 0) + 1
+    weight = {s: math.log(1 + n / (1 + d)) for s, d in df.items()}
     scores: list[tuple[float, int]] = []
     for i, u in enumerate(found):
-        score = sum(w for s, w in weight.items() if s in u.stems)
+        score = sum(weight[s] for s in held[i])
         if window is not None and u.at is not None and window.holds(u.at):
             score = score * 2 + 1
         if score > 0:

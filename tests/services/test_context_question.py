@@ -109,7 +109,7 @@ def test_passages_prefer_the_window_and_rare_words() -> None:
     ])  # fmt: skip
     found = passages.units(text)
     feb = temporal.window("in February", NOW)
-    choice = passages.choose(found, ["falcon", "cpa"], feb, room=20)
+    choice = passages.choose(found, passages.pattern_of(["falcon", "cpa"]), feb, room=20)
     assert choice.shown == [1] and choice.total == 3
     assert passages.render(found, choice) == "…\n" + found[1].text + "\n…"
-    assert passages.choose(found, ["nothing"], None, room=100).shown == []
+    assert passages.choose(found, passages.pattern_of(["nothing"]), None, room=100).shown == []
