@@ -35,6 +35,7 @@ from app.edge.responses import StatusNoted, unanswered_status
 from app.edge.rest import rest_routes
 from app.graphql.schema import build_schema, schema
 from app.logs import request_id_var
+from app.mcp.http import McpEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -102,17 +103,19 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})
 
+    mcp_endpoint = McpEndpoint(lambda: holder["c"])
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz(lambda: holder["c"]), methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.metrics_token), methods=["GET"]),
         Route("/graphql", GraphQLEndpoint(), methods=["GET", "POST"]),
+        Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
         *rest_routes(lambda: holder["c"]),
         openapi_route(),
     ]
     if settings.graphiql:
         routes += asset_routes
-    return Edge(routes=routes, lifespan=lifespan)
+    return Edge(routes=routes, lifespan=mcp_endpoint.wrap(lifespan))
 
 
 class Edge(Starlette):
