@@ -197,13 +197,14 @@ def parse(model: type[M], arguments: dict[str, Any] | None) -> M:
         return model.model_validate(arguments or {})
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_context=False, include_input=False)[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
+        # The argument, then list indexes; not the union branch pydantic names ("datetime").
+        loc = first["loc"]
+        parts = [str(loc[0]), *(str(p) for p in loc[1:] if isinstance(p, int))] if loc else []
+        field = ".".join(parts) or None
         if first["type"] == "extra_forbidden":
             message = f"{field} is not an argument of this tool"
         elif first["type"] == "missing":
             message = f"{field} is required"
-        elif first["type"] == "literal_error":
-            message = f"{field}: {first['msg']}"
         else:
             message = f"{field}: {first['msg']}" if field else first["msg"]
         raise ArgumentError(field, message) from None
