@@ -35,9 +35,13 @@ SEED = 300
 SCOPE_REF = "acct-1"
 QUERY = "renewal pricing decision"
 MAX_TOKENS = 1000
-MCP_HEADERS = {
-    "Accept": "application/json, text/event-stream",
-    "MCP-Protocol-Version": "2025-11-25",
+# Both protocol eras the server speaks: what the SDK's client sends after the 2025
+# initialize handshake, and (its default) the 2026-07-28 stateless requests.
+ERAS = ("2025-11-25", "2026-07-28")
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
 }
 CONTEXT = """query($ref: String, $q: String, $t: Int) {
   memoryContext(scope: ENTITY, scopeRef: $ref, query: $q, maxTokens: $t) {
@@ -68,9 +72,15 @@ async def seed(data_dir: Path, tenant_id: str) -> None:
         await container.aclose()
 
 
-def mcp_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}  # fmt: skip
+def mcp_request(era: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """httpx.post keyword arguments of a tools/call as the SDK's client sends it in `era`."""
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": era}
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if era != ERAS[0]:
+        headers |= {"Mcp-Method": "tools/call", "Mcp-Name": name}
+        params["_meta"] = MODERN_META
+    return {"headers": headers, "json": {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                         "params": params}}  # fmt: skip
 
 
 def cases(client: httpx.Client) -> dict[str, Callable[[int], None]]:
@@ -80,20 +90,25 @@ def cases(client: httpx.Client) -> dict[str, Callable[[int], None]]:
     context = {"query": CONTEXT, "variables": {"ref": SCOPE_REF, "q": QUERY, "t": MAX_TOKENS}}
     event = {"scope": "entity", "scopeRef": SCOPE_REF, "kind": "note"}
 
-    def recall_mcp(_: int) -> None:
-        answer = client.post("/mcp", headers=MCP_HEADERS, json=mcp_call("recall", recall))
-        result = answer.json()["result"]
-        assert not result["isError"] and result["structuredContent"]["entryIds"], result
+    def recall_mcp(era: str) -> Callable[[int], None]:
+        def run(_: int) -> None:
+            result = client.post("/mcp", **mcp_request(era, "recall", recall)).json()["result"]
+            assert not result["isError"] and result["structuredContent"]["entryIds"], result
+
+        return run
 
     def context_gql(_: int) -> None:
         answer = client.post("/graphql", json=context)
         assert answer.json()["data"]["memoryContext"]["entries"], answer.text
 
-    def remember_mcp(i: int) -> None:
-        arguments = event | {"body": f"Bench note {i}"}
-        answer = client.post("/mcp", headers=MCP_HEADERS, json=mcp_call("remember", arguments))
-        result = answer.json()["result"]
-        assert not result["isError"], result
+    def remember_mcp(era: str) -> Callable[[int], None]:
+        def run(i: int) -> None:
+            arguments = event | {"body": f"Bench note {i}"}
+            answer = client.post("/mcp", **mcp_request(era, "remember", arguments))
+            result = answer.json()["result"]
+            assert not result["isError"], result
+
+        return run
 
     def append_gql(i: int) -> None:
         variables = {"i": event | {"scope": "ENTITY", "body": f"Bench note {i}"}}
@@ -101,9 +116,9 @@ def cases(client: httpx.Client) -> dict[str, Callable[[int], None]]:
         assert answer.json()["data"]["appendMemoryEvent"]["errors"] == [], answer.text
 
     return {
-        "recall (MCP)": recall_mcp,
+        **{f"recall (MCP {era})": recall_mcp(era) for era in ERAS},
         "memoryContext (GraphQL)": context_gql,
-        "remember (MCP)": remember_mcp,
+        **{f"remember (MCP {era})": remember_mcp(era) for era in ERAS},
         "appendMemoryEvent (GraphQL)": append_gql,
     }
 
@@ -140,10 +155,10 @@ def measure(server: Server, key: str, rounds: int, per_round: int) -> dict[str, 
 
 def rows(figures: dict[str, dict[str, float]], command: str) -> list[Row]:
     out = []
-    for mcp, gql in (
-        ("recall (MCP)", "memoryContext (GraphQL)"),
-        ("remember (MCP)", "appendMemoryEvent (GraphQL)"),
-    ):
+    pairs = [(f"{tool} (MCP {era})", gql) for tool, gql in (
+        ("recall", "memoryContext (GraphQL)"), ("remember", "appendMemoryEvent (GraphQL)"),
+    ) for era in ERAS]  # fmt: skip
+    for mcp, gql in pairs:
         for metric, unit in (("p50_ms", "ms p50"), ("cpu_ms", "ms server CPU/request")):
             ratio = figures[mcp][metric] / figures[gql][metric]
             out.append(

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -334,3 +335,51 @@ def test_session_hooks_as_claude_code_runs_them(deployment: Deployment, tmp_path
     assert broken.returncode == 1 and "cannot reach" in broken.stderr and broken.stdout == ""
     no_id = run_hook("session_end.py", {"cwd": str(project)}, env)
     assert no_id.returncode == 1 and "session_id" in no_id.stderr
+
+
+DOCS = (ROOT / "docs" / "mcp.md").read_text()
+
+
+def doc_block(heading: str, language: str, index: int = 0) -> str:
+    """The `index`-th ```language block under `### heading` in docs/mcp.md."""
+    section = DOCS.split(f"### {heading}\n", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    return section.split(f"```{language}\n")[index + 1].split("```", 1)[0]
+
+
+@pytest.mark.parametrize("heading", ["MCP Python SDK", "OpenAI Agents SDK"])
+def test_the_python_snippets_of_the_docs_run_as_written(
+    deployment: Deployment, heading: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "snippet.py"
+    script.write_text(doc_block(heading, "python"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")} | {
+        "JET_URL": deployment.url, "JET_API_KEY": deployment.key("a"),
+    }  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert str(TOOLS) in done.stdout
+    if heading == "MCP Python SDK":
+        assert "Invoices are retried three times" in done.stdout
+    else:  # the recalled Markdown (or "No memory yet for ...") names the scope
+        assert "billing-api" in done.stdout.splitlines()[1]
+
+
+async def test_the_stdio_configurations_of_the_docs_start_the_proxy(
+    deployment: Deployment,
+) -> None:
+    """Claude Desktop's JSON and Codex's TOML name the command a client launches: launched
+    here the same way (the key and URL replaced by this server's)."""
+    desktop = json.loads(doc_block("Claude Desktop", "json"))["mcpServers"]["jet-memory"]
+    codex = tomllib.loads(doc_block("Codex", "toml", 1))["mcp_servers"]["jet-memory"]
+    assert (desktop["command"], desktop["args"]) == (codex["command"], codex["args"])
+    assert set(desktop["env"]) == set(codex["env"]) == {"JET_URL", "JET_API_KEY"}
+    http = tomllib.loads(doc_block("Codex", "toml"))["mcp_servers"]["jet-memory"]
+    assert http["url"].endswith("/mcp") and http["bearer_token_env_var"] == "JET_API_KEY"
+    env = server_env(deployment.data_dir) | {
+        "JET_URL": deployment.url, "JET_API_KEY": deployment.key("a"),
+    }  # fmt: skip
+    command = str(JET) if desktop["command"] == "jet-memory" else desktop["command"]
+    async with Client(StdioServerParameters(command=command, args=desktop["args"], env=env)) as c:
+        assert [t.name for t in (await c.list_tools()).tools] == TOOLS
