@@ -34,6 +34,7 @@ URL_ENV = "JET_URL"
 KEY_ENV = "JET_API_KEY"
 CONNECT_SECONDS = 10.0
 CALL_SECONDS = 120.0
+PROTOCOL = "2026-07-28"
 
 
 class ProxyError(Exception):
@@ -56,7 +57,31 @@ def settings_from(environ: Mapping[str, str]) -> tuple[str, str]:
     return (url if url.endswith("/mcp") else f"{url}/mcp"), key
 
 
-async def _first_tools(remote: Client, url: str) -> ListToolsResult:
+class Remote:
+    """The remote server's tools, one SDK client per call on a shared connection pool.
+
+    The server is stateless, and a client pinned to the 2026-07-28 protocol opens without
+    a handshake, so a client per call costs no request; a long-lived one would die with
+    the first failed request (a server restarting), taking the proxy with it.
+    """
+
+    def __init__(self, url: str, http: httpx2.AsyncClient) -> None:
+        self.url = url
+        self.http = http
+
+    def _client(self) -> Client:
+        return Client(streamable_http_client(self.url, http_client=self.http), mode=PROTOCOL)
+
+    async def list_tools(self) -> ListToolsResult:
+        async with self._client() as client:
+            return await client.list_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
+        async with self._client() as client:
+            return await client.call_tool(name, arguments)
+
+
+async def _first_tools(remote: Remote, url: str) -> ListToolsResult:
     try:
         with anyio.fail_after(CONNECT_SECONDS):
             return await remote.list_tools()
@@ -82,7 +107,7 @@ def _describe(exc: BaseException, url: str) -> str:
     return f"cannot use {url}: {type(exc).__name__}: {exc}"
 
 
-def _proxy_server(remote: Client, tools: ListToolsResult) -> Server[Any]:
+def _proxy_server(remote: Remote, tools: ListToolsResult) -> Server[Any]:
     async def list_tools(
         _: ServerRequestContext[Any, Any], __: PaginatedRequestParams | None
     ) -> ListToolsResult:
@@ -118,10 +143,8 @@ async def serve_stdio(url: str, key: str) -> None:
     headers = {"Authorization": f"Bearer {key}"}
     timeout = httpx2.Timeout(CONNECT_SECONDS, read=CALL_SECONDS)
     try:
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
-            Client(streamable_http_client(url, http_client=http), mode="legacy") as remote,
-        ):
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
+            remote = Remote(url, http)
             tools = await _first_tools(remote, url)
             server = _proxy_server(remote, tools)
             async with stdio_server() as (read, write):

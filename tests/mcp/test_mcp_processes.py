@@ -3,6 +3,7 @@
 the OpenAI Agents SDK's client, and the session hooks run as Claude Code runs them."""
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -383,3 +384,22 @@ async def test_the_stdio_configurations_of_the_docs_start_the_proxy(
     command = str(JET) if desktop["command"] == "jet-memory" else desktop["command"]
     async with Client(StdioServerParameters(command=command, args=desktop["args"], env=env)) as c:
         assert [t.name for t in (await c.list_tools()).tools] == TOOLS
+
+
+async def test_the_stdio_proxy_reports_a_server_gone_mid_session(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    """A server that stops while a client is connected: a call is then a tool error saying
+    so, not a crash of the proxy, which answers the next call."""
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(jet_server(deployment.data_dir, tmp_path / "gone.log"))
+        env = server_env(deployment.data_dir) | {
+            "JET_URL": url, "JET_API_KEY": deployment.key("a"),
+        }  # fmt: skip
+        params = StdioServerParameters(command=str(JET), args=["mcp"], env=env)
+        async with Client(params) as client:
+            assert structured(await client.call_tool("search_memory", {"limit": 1}))
+            stack.close()  # the server stops (by its PID)
+            for _ in range(2):
+                failed = error_of(await client.call_tool("search_memory", {"limit": 1}))
+                assert failed["code"] == "UNAVAILABLE" and "failed this call" in failed["message"]
