@@ -364,7 +364,7 @@ def test_the_python_snippets_of_the_docs_run_as_written(
     if heading == "MCP Python SDK":
         assert "Invoices are retried three times" in done.stdout
     else:  # the recalled Markdown (or "No memory yet for ...") names the scope
-        assert "billing-api" in done.stdout.splitlines()[1]
+        assert "billing-api" in done.stdout.split("\n", 1)[1]
 
 
 async def test_the_stdio_configurations_of_the_docs_start_the_proxy(
