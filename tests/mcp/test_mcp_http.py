@@ -17,6 +17,7 @@ from mcp_support import connect, error_of, structured
 from app.config import Settings
 from app.deps import Container
 from app.edge.app import create_app
+from app.edge.ratelimit import RateLimiter
 from app.mcp.server import call
 from app.services import tenants
 from app.storage.tenants import TenantDb
@@ -242,3 +243,20 @@ async def test_tools_see_only_the_database_tenant_bound_leased(
 
     got, _ = await call("search_memory", {}, db, 10)
     assert got["entries"] == []
+
+
+async def test_the_rate_limit_of_a_key_holds_on_mcp_too(
+    container: Container, transport: httpx2.ASGITransport
+) -> None:
+    """One bucket per key across surfaces: GraphQL spends it, /mcp is then refused."""
+    _, key = await new_key(container, "acme")
+    container.limiter = RateLimiter(0.001, 2)  # two requests, then a wait of ~1000 s
+    headers = ACCEPT | {"Authorization": f"Bearer {key}"}
+    async with httpx2.AsyncClient(transport=transport) as http:
+        for _ in range(2):
+            spent = await http.post("http://testserver/graphql", json={"query": "{ __typename }"},
+                                    headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+            assert spent.status_code == 200
+        refused = await http.post(URL, json=LIST, headers=headers)
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 1
+    assert refused.json()["error"]["data"]["code"] == "RATE_LIMITED"
