@@ -289,7 +289,7 @@ def cmd_export_schema(_: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(_: Settings, __: argparse.Namespace) -> int:
-    """The MCP tools over stdio, forwarded to JET_URL's /mcp with JET_API_KEY (edge/mcp/proxy.py)."""
+    """The MCP tools over stdio, forwarded to JET_URL's /mcp with JET_API_KEY."""
     from app.edge.mcp import proxy
 
     return proxy.main(os.environ)

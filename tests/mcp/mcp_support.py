@@ -16,11 +16,7 @@ from mcp_types import CallToolResult
 from app.config import Settings
 from app.deps import build
 from app.services import tenants
-
-try:  # another branch moves it to tests/support/
-    from support.servers import free_port, serving  # type: ignore[import-not-found]
-except ImportError:
-    from servers import free_port, serving
+from tests.support.servers import free_port, serving
 
 JET = Path(sys.executable).parent / "jet-memory"
 __all__ = ["JET", "free_port", "serving"]
