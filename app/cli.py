@@ -288,6 +288,13 @@ def cmd_export_schema(_: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(_: Settings, __: argparse.Namespace) -> int:
+    """The MCP tools over stdio, forwarded to JET_URL's /mcp with JET_API_KEY."""
+    from app.edge.mcp import proxy
+
+    return proxy.main(os.environ)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jet-memory", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -378,6 +385,9 @@ def parser() -> argparse.ArgumentParser:
     )
     cp.set_defaults(fn=cmd_compact)
 
+    sub.add_parser(
+        "mcp", help="serve the MCP tools over stdio, forwarding to JET_URL with JET_API_KEY"
+    ).set_defaults(fn=cmd_mcp)
     e = sub.add_parser("export-schema", help="print the GraphQL SDL (schema.graphql)")
     e.add_argument("-o", "--output", help="write to this file instead of stdout")
     e.set_defaults(fn=cmd_export_schema)

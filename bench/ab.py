@@ -26,6 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from alembic import command
+from sqlalchemy import create_engine, text
+
+from app.storage.migrate import alembic_config
 from bench import context as cb
 from bench import data as bench_data
 from bench import events
@@ -164,10 +168,35 @@ def replay_phase(
     }
 
 
+def tenant_head(tree: Path) -> str:
+    """A tree's newest tenant migration (revision ids are zero-padded numbers here)."""
+    versions = (tree / "migrations" / "tenant" / "versions").glob("[0-9]*.py")
+    return max(p.name.split("_", 1)[0] for p in versions)
+
+
+def align(data_dir: Path, revision: str) -> None:
+    """Every tenant database of the data at `revision`, by this tree's migrations, so that
+    an older tree's server opens data this tree made (a newer one upgrades it on open)."""
+    for path in sorted((data_dir / "tenants").glob("*.db")):
+        engine = create_engine(f"sqlite:///{path}")
+        try:
+            with engine.begin() as conn:
+                current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+                if current is None or current == revision:
+                    continue
+                cfg = alembic_config("tenant")
+                cfg.attributes["connection"] = conn
+                move = command.downgrade if current > revision else command.upgrade
+                move(cfg, revision)
+        finally:
+            engine.dispose()
+
+
 def one_side(run: Run, side: Side, a: argparse.Namespace, i: int, only: list[str],
              requests: dict[str, list[dict[str, Any]]]) -> None:  # fmt: skip
     env = {} if a.search_cache else {"JET_SEARCH_CACHE_PAGES": "0"}
     log = run.work / f"server-{side.label}.log"
+    align(run.data_dir, tenant_head(side.tree))
     with Server(data_dir=run.data_dir, log_path=log, env=env, tree=side.tree) as srv:
         for name in only:
             if name in APPENDS:
@@ -230,7 +259,10 @@ def main() -> None:
             where = app_of(side.tree, run.data_dir.parent)
             print(f"{side.label}: {describe(side.tree)}; app from {where}", flush=True)
         if len({migrations_digest(s.tree) for s in sides}) > 1:
-            print("warning: the trees' migrations differ; the data is made by this tree's code")
+            print(
+                "note: the trees' migrations differ: the data is made by this tree's code and "
+                "brought to each side's tenant head before its server starts"
+            )
         requests = {name: replay_requests(run, name, a) for name in only if name not in APPENDS}
         for side, name in itertools.product(sides, [n for n in only if n in APPENDS]):
             side.tenants[name] = run_async(

@@ -29,6 +29,7 @@ from app.edge.auth import TenantBound
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES
+from app.edge.mcp.http import McpEndpoint
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
 from app.edge.request_ids import current_request_id
@@ -104,17 +105,19 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})
 
+    mcp_endpoint = McpEndpoint(lambda: holder["c"])
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz(lambda: holder["c"]), methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.metrics_token), methods=["GET"]),
         Route("/graphql", GraphQLEndpoint(), methods=["GET", "POST"]),
+        Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
         *rest_routes(lambda: holder["c"]),
         openapi_route(),
     ]
     if settings.graphiql:
         routes += asset_routes
-    return metered_starlette(routes, lifespan)
+    return metered_starlette(routes, mcp_endpoint.wrap(lifespan))
 
 
 def metered_starlette(

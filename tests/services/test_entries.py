@@ -387,17 +387,19 @@ async def test_a_full_sources_list_is_one_parameter(db: TenantDb) -> None:
         assert [e.node.source for e in page.edges] == [EntrySource.MANUAL], search
 
 
-async def test_a_lone_surrogate_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> None:
-    """Not UTF-8, so never stored: found nowhere, rather than an encoding error."""
+async def test_a_lone_surrogate_finds_no_id_and_is_refused_in_a_filter(db: TenantDb) -> None:
+    """Not UTF-8, so never stored: an id holding one is found nowhere; a filter value
+    holding one is refused naming the field, rather than an encoding error."""
     await entries.create_entry(db, entry(tags=["roas"]))
     bad = "ent\ud800x"
     assert await entries.get_entry(db, bad) is None
     with pytest.raises(NotFound):
         await entries.delete_entry(db, bad)
-    for flt in (
-        EntryFilter(tags=[bad]),
-        EntryFilter(scope_ref=bad),
-        EntryFilter(tags=[bad], search="roas"),
+    for flt, field in (
+        (EntryFilter(tags=[bad]), ["tags", "0"]),
+        (EntryFilter(scope_ref=bad), ["scopeRef"]),
+        (EntryFilter(tags=[bad], search="roas"), ["tags", "0"]),
     ):
-        page = await entries.list_entries(db, flt, first=10, after=None)
-        assert page.edges == [], flt
+        with pytest.raises(InvalidInput) as refused:
+            await entries.list_entries(db, flt, first=10, after=None)
+        assert refused.value.field == field, flt

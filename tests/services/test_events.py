@@ -462,14 +462,17 @@ async def test_a_full_kinds_list_is_one_parameter(db: TenantDb) -> None:
     assert sorted(e.node.kind for e in found.edges) == ["decision", "note"]
 
 
-async def test_a_lone_surrogate_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> None:
-    """Not UTF-8, so never stored: found nowhere, rather than an encoding error."""
+async def test_a_lone_surrogate_finds_no_id_and_is_refused_in_a_filter(db: TenantDb) -> None:
+    """Not UTF-8, so never stored: an id holding one is found nowhere; a filter value
+    holding one is refused naming the field, rather than an encoding error."""
     await events.append_event(db, ev())
     bad = "ref\ud800x"
     assert await events.get_event(db, bad) is None
-    for flt in (
-        EventFilter(kinds=[bad]),
-        EventFilter(scope_ref=bad),
-        EventFilter(scope_ref=bad, search="budget"),
+    for flt, field in (
+        (EventFilter(kinds=[bad]), ["kinds", "0"]),
+        (EventFilter(scope_ref=bad), ["scopeRef"]),
+        (EventFilter(scope_ref=bad, search="budget"), ["scopeRef"]),
     ):
-        assert await events.list_events_next(db, flt, first=10, after=None) == ([], None)
+        with pytest.raises(InvalidInput) as refused:
+            await events.list_events_next(db, flt, first=10, after=None)
+        assert refused.value.field == field, flt
