@@ -67,7 +67,7 @@ browser: $(E2E)
 		echo "      the GraphiQL browser test will skip"; \
 	fi
 
-# The PostgreSQL backend's tests start throwaway servers (tests/postgres_server.py) from Debian's
+# The PostgreSQL backend's tests start throwaway servers (tests/support/postgres_server.py) from Debian's
 # postgresql-15, installed with apt-get when missing and we can (the same root + Debian + apt-get
 # test as for chromium); elsewhere a note, and those tests skip (JET_REQUIRE_POSTGRES=1: fail).
 # Debian's own cluster is not used (in a container, policy-rc.d keeps it from starting).

@@ -1,5 +1,5 @@
 """The append-only event log. There is deliberately no update or delete here: only the
-compactor marks events compressed (app/services/compaction.py), and the database refuses
+compactor marks events compressed (app/services/compaction/), and the database refuses
 anything else."""
 
 from collections.abc import Sequence

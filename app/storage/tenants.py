@@ -57,7 +57,7 @@ class TenantDb:
         self.fast_path = owns_engine and isinstance(engine.dialect, OneHopDialect)
         # The group commit of event appends (app/services/events.py, via event_log).
         self.event_appends: GroupCommitter[Any, Any] | None = None
-        # The compactor's group commit of its writes (app/services/compaction.py).
+        # The compactor's group commit of its writes (app/services/compaction/).
         self.compaction_writer: GroupCommitter[Any, Any] | None = None
         # How many entries a word matches, for the fast path's search routing.
         self.word_counts = WordCounts()
