@@ -26,6 +26,7 @@ from app import __version__
 from app.config import Settings
 from app.deps import Container, build
 from app.edge.auth import TenantBound
+from app.edge.fastpath.graphql_post import ShortPathGraphQLView
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import GraphQLView, is_graphiql_page
 from app.edge.limits import MAX_BODY_BYTES
@@ -76,6 +77,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 f"<!doctype html><title>GraphiQL unavailable</title><p>{html.escape(str(exc))}",
                 status_code=503,
             )
+    # With the fast path off, the stock view (Strawberry's `run`) answers every request.
+    view_class = ShortPathGraphQLView if settings.graphql_fast_path else GraphQLView
     gql_schema = schema_for(
         introspection=settings.introspection, fast_path=settings.graphql_fast_path
     )
@@ -96,7 +99,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             c = holder["c"]
             if self.bound is None or c is not self.container:
                 self.container = c
-                view = GraphQLView(gql_schema, c)
+                view = view_class(gql_schema, c)
                 # The body limit before the key (a 413 for a declared body over it, even
                 # without one), as when BodyLimit wrapped TenantBound here.
                 self.bound = TenantBound(view, c, limit=MAX_BODY_BYTES, limit_first=True)

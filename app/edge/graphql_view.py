@@ -81,15 +81,13 @@ def _is_request_error(result: ExecutionResult) -> bool:
 
 
 # Where a request's Accept negotiation is kept, so it is parsed once per request.
-_WANTS_KEY = "jet.graphql_response"
+WANTS_KEY = "jet.graphql_response"
 
 
 def _wants_graphql_response(request: Request | WebSocket) -> bool:
-    wants: bool | None = request.scope.get(_WANTS_KEY)
+    wants: bool | None = request.scope.get(WANTS_KEY)
     if wants is None:
-        wants = request.scope[_WANTS_KEY] = wants_graphql_response(
-            request.headers.get("accept", "")
-        )
+        wants = request.scope[WANTS_KEY] = wants_graphql_response(request.headers.get("accept", ""))
     return wants
 
 

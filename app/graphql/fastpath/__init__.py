@@ -13,7 +13,8 @@ from strawberry.extensions import SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.types import ExecutionContext
 
-from app.graphql.fastpath.executor import PlannedExecutionContext
+from app.graphql.fastpath import resolvers
+from app.graphql.fastpath.prepared import PreparedExecutionContext
 from app.graphql.fastpath.runner import OperationPolicy, PolicyExtensionsRunner
 
 
@@ -52,9 +53,11 @@ def build(
         validation_rules=validation_rules,
         should_mask_error=should_mask_error,
     )
-    return _fast_class(schema_class)(
+    schema = _fast_class(schema_class)(
         query=query,
         mutation=mutation,
-        execution_context_class=PlannedExecutionContext,
+        execution_context_class=PreparedExecutionContext,
         policy=policy,
     )
+    resolvers.install(schema)  # this schema's graphql-core fields only
+    return schema

@@ -63,7 +63,7 @@ from app.graphql.fastpath.plans import (
 # execution on. Compiling its plans costs about as much as executing it once through
 # graphql-core, which a document sent only once (values written into the query text
 # instead of variables) would pay for nothing.
-_seen_operations: "WeakValueDictionary[int, Any]" = WeakValueDictionary()
+seen_operations: "WeakValueDictionary[int, Any]" = WeakValueDictionary()
 
 
 class PlannedExecutionContext(StrawberryGraphQLCoreExecutionContext):
@@ -75,9 +75,9 @@ class PlannedExecutionContext(StrawberryGraphQLCoreExecutionContext):
         # that only the collector frees, with the request and all it holds.
         self.async_helpers = weak_async_helpers(self)
         operation = self.operation
-        self._objects_short_cut = _seen_operations.get(id(operation)) is operation
+        self._objects_short_cut = seen_operations.get(id(operation)) is operation
         if not self._objects_short_cut:
-            _seen_operations[id(operation)] = operation
+            seen_operations[id(operation)] = operation
 
     def _shortcuts_on(self) -> bool:
         manager = self.middleware_manager
