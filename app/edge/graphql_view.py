@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
 BAD_JSON = "Unable to parse request body as JSON"
+NOT_AN_OBJECT = "The request body must be a JSON object (one GraphQL request)"
 # 19 ASCII digits in a row: where an integer may be outside 64 bits (see decode_json).
 _LONG_DIGITS: dict[type, Any] = {bytes: re.compile(rb"[0-9]{19}"), str: re.compile(r"[0-9]{19}")}
 
@@ -130,6 +131,18 @@ class GraphQLView(GraphQL[Context, None]):
             raise HTTPException(400, f"{BAD_JSON}: nested too deeply") from None
         except UnicodeDecodeError:
             raise HTTPException(400, f"{BAD_JSON}: not valid UTF-8") from None
+
+    async def parse_http_body(self, request: Any) -> Any:
+        # A JSON body that is a string, a number, true, false or null is no GraphQL
+        # request: Strawberry would call .get on it (a 500). Its first character says so.
+        if request.method == "POST" and "json" in (request.content_type or ""):
+            body = await request.get_body()
+            if body.lstrip(b" \t\n\r")[:1] not in (b"{", b"["):
+                value = self.parse_json(body)  # not JSON at all: Strawberry's own 400
+                raise HTTPException(
+                    400, f"{NOT_AN_OBJECT}, not {type(value).__name__.replace('NoneType', 'null')}"
+                )
+        return await super().parse_http_body(request)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
