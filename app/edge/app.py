@@ -2,7 +2,8 @@
 
 Routes: /healthz (liveness), /readyz (readiness), /metrics (JET_METRICS_TOKEN when set),
 /openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
-without a key, every operation with one); the REST routes under /memory (app/edge/rest/).
+without a key, every operation with one); /mcp for agents (app/edge/mcp/); the REST routes
+under /memory (app/edge/rest/).
 Everything that touches memory goes through TenantBound. The app is stock Starlette, with
 HttpMetrics around every request (metered_starlette).
 """
