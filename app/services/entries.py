@@ -202,10 +202,10 @@ async def list_entries(
     """Most recently updated first; with flt.search, most relevant first (score = -bm25)."""
     validation.check_first(first)
     validation.check_search(flt.search)
+    _check_lists(flt)  # the lists' sizes first: no work in proportion to one over its cap
     validation.check_filter_text(flt.scope_ref, flt.tags, "tags")
     if flt.min_importance is not None and not 1 <= flt.min_importance <= 5:
         raise InvalidInput(["minImportance"], "minImportance must be 1 to 5")
-    _check_lists(flt)
     if _matches_nothing(flt):
         return Page([], has_next_page=False)
     if flt.search is not None:

@@ -211,12 +211,13 @@ async def list_events_next(
 def _check_filter(flt: EventFilter, first: int) -> None:
     validation.check_first(first)
     validation.check_search(flt.search)
-    validation.check_filter_text(flt.scope_ref, flt.kinds, "kinds")
+    # The list's size first: no work in proportion to a list over its cap.
     if flt.kinds is not None and len(flt.kinds) > limits.FILTER_VALUES_MAX:
         raise TooLarge(
             ["kinds"],
             f"kinds has {len(flt.kinds)} values; the limit is {limits.FILTER_VALUES_MAX}",
         )
+    validation.check_filter_text(flt.scope_ref, flt.kinds, "kinds")
     if flt.scope is not None and flt.scope_ref is not None:
         validation.check_scope(flt.scope, flt.scope_ref)
     if flt.occurred_after is not None:
