@@ -15,7 +15,7 @@ from sqlalchemy import func, select, update
 
 from app.deps import Container
 from app.errors import ExpectedError, InvalidInput, TooLarge
-from app.services import context, entries, events
+from app.services import context, context_markdown, entries, events
 from app.services.context import load_context
 from app.services.records import Entry, EntryIn, EntrySource, Event, EventIn, Scope
 from app.storage.models import entries_table, events_table
@@ -106,8 +106,8 @@ def test_smallest_items_are_not_below_min_item_tokens() -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC)
     e = Entry("mem_" + "0" * 26, Scope.TEAM, "x", "x", "x", [], 1, EntrySource.MANUAL, now, now, 1)
     ev = Event("evt_" + "0" * 26, Scope.TEAM, "x", "x", "x", None, None, now, now, None, None, None)
-    assert estimate_tokens(context.render_entry(e) + "\n\n") >= context.MIN_ITEM_TOKENS
-    assert estimate_tokens(context.render_event(ev) + "\n\n") >= context.MIN_ITEM_TOKENS
+    assert estimate_tokens(context_markdown.render_entry(e) + "\n\n") >= context.MIN_ITEM_TOKENS
+    assert estimate_tokens(context_markdown.render_event(ev) + "\n\n") >= context.MIN_ITEM_TOKENS
 
 
 # --------------------------------------------------------------------------- ranking
@@ -165,7 +165,7 @@ async def test_one_huge_entry_is_cut_with_a_marker(db: TenantDb) -> None:
     found = MARKER.search(result.markdown)
     assert found is not None and found.group(2) == huge.id
     kept = result.markdown[len("## Memory\n\n") : found.start()].rstrip("\n")
-    rendered = context.render_entry(huge)
+    rendered = context_markdown.render_entry(huge)
     assert rendered.startswith(kept) and len(rendered) - len(kept) == int(found.group(1))
     assert result.tokens > 400  # the cut fills the budget rather than leaving it empty
 
