@@ -3,7 +3,8 @@ venv, PYTHONPATH=<tree>), the same seeded data, the same loads (wrk), alternatin
 the median of each figure per side, their ratio, and the acknowledged appends lost or stored twice.
 
 Usage: .venv/bin/python -m bench.ab --before REF [--after PATH_OR_REF] [--rounds 3]
-       [--seconds 5] [--only appends,batches,events,search,context] [--events N] [--entries N]
+       [--seconds 5] [--only appends,batches,events,search,context,context_plain]
+       [--events N] [--entries N]
 
 A ref is checked out as a git worktree under a temporary directory (removed at the end); the
 default --after is this tree, uncommitted changes included. The data (bench/data.py's datasets
@@ -48,7 +49,8 @@ from bench.harness import (
 )
 from bench.runner import Run
 
-WORKLOADS = ["appends", "batches", "events", "search", "context"]
+# context: memoryContext asked a question; context_plain: without one (the packing alone).
+WORKLOADS = ["appends", "batches", "events", "search", "context", "context_plain"]
 APPENDS = {"appends": (1, 64), "batches": (500, 8)}  # events a request, connections
 CONTEXT_QUERY = (
     "query($ref: String!, $q: String) { memoryContext(scope: ENTITY, scopeRef: $ref, query: $q)"
@@ -131,7 +133,8 @@ def replay_requests(run: Run, name: str, a: argparse.Namespace) -> list[dict[str
             run.gql_request(key, events.QUERY, {"f": {"scope": "ENTITY", "scopeRef": r}}, name)
             for r in events.REFS
         ]
-    pairs = zip(events.REFS, itertools.cycle(cb.QUERIES), strict=False)
+    questions = itertools.cycle(cb.QUERIES if name == "context" else [None])
+    pairs = zip(events.REFS, questions, strict=False)
     return [run.gql_request(key, CONTEXT_QUERY, {"ref": r, "q": q}, name) for r, q in pairs]
 
 
@@ -152,6 +155,7 @@ def append_phase(
                           path=path, seconds=seconds, connections=connections, run_id=run_id,
                           ack_dir=side.acks[name][run_id], batch=batch)  # fmt: skip
         out[f"{name} {surface} events/s"] = r["echoed"] / (r["duration_us"] / 1e6)
+        out[f"{name} {surface} server CPU us/req"] = r["server_cpu_us_per_req"]
     return out
 
 
@@ -165,6 +169,7 @@ def replay_phase(
     return {
         f"{name} req/s (16 conns)": r["ok"] / (r["duration_us"] / 1e6),
         f"{name} p99 ms": r["lat_p99_us"] / 1000,
+        f"{name} server CPU us/req": r["server_cpu_us_per_req"],
     }
 
 
@@ -280,7 +285,7 @@ def main() -> None:
     print(f"\n{time.strftime('%H:%M:%S')}  {load_note()}\n")
     text = table(sides, checks)
     print(text)
-    print("\nratio > 1: after is faster for events/s and req/s, slower for p99 ms")
+    print("\nratio > 1: after is faster for events/s and req/s, slower for p99 ms and server CPU")
     out = RESULTS / f"ab-{run.stamp}.json"
     report: dict[str, Any] = {
         "before": a.before, "after": a.after or str(ROOT), "rounds": a.rounds,

@@ -110,13 +110,14 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         return JSONResponse({"status": "ok", "version": __version__})
 
     mcp_endpoint = McpEndpoint(lambda: holder["c"])
+    # The router tries routes in order: the ones every request of a workload takes first.
     routes: list[BaseRoute] = [
+        Route("/graphql", GraphQLEndpoint(), methods=["GET", "POST"]),
+        *rest_routes(lambda: holder["c"]),
+        Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz(lambda: holder["c"]), methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.metrics_token), methods=["GET"]),
-        Route("/graphql", GraphQLEndpoint(), methods=["GET", "POST"]),
-        Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
-        *rest_routes(lambda: holder["c"]),
         openapi_route(),
     ]
     if settings.graphiql:
