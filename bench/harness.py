@@ -210,7 +210,8 @@ class Server:
             cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir.parent
         )
         log.close()
-        deadline = time.monotonic() + 60
+        # Generous: on a machine shared with other work, imports alone can take a minute.
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited; see {self.log_path}")
