@@ -91,7 +91,8 @@ serve: $(STAMP) $(ASSETS)
 
 # Where `browser` can install chromium, the browser test must run (it fails, not skips); the
 # same for PostgreSQL. The whole suite runs on SQLite (the default backend), then the storage,
-# service and API tests run again on PostgreSQL (a throwaway server, a database per test).
+# service and API tests that reach a backend run again on PostgreSQL (a throwaway server, a
+# database per test; tests/conftest.py deselects those that cannot reach it).
 POSTGRES_TESTS ?= tests/storage tests/services tests/graphql tests/edge
 # The GraphQL and edge suites again on stock Strawberry and SQLAlchemy paths (docs/fast-paths.md);
 # the real-process tests among them ran above.

@@ -2,7 +2,8 @@
 
 `--backend postgresql` (or JET_TEST_BACKEND=postgresql) runs the same tests on PostgreSQL:
 one server for the session (tests/support/postgres_server.py starts it, or JET_TEST_POSTGRES_URL
-names one), a fresh database per test. `make test` runs the storage, service and API
+names one), a fresh database per test; tests that use no backend fixture (they cannot reach
+PostgreSQL) are deselected there. `make test` runs the storage, service and API
 tests on both backends. Tests marked `sqlite_only` (file modes, SQLite query plans, disk
 faults of a SQLite file) are skipped there; those marked `postgres_only` run only there.
 """
@@ -57,6 +58,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# A test that asks for none of these never reaches PostgreSQL, whatever --backend says.
+BACKEND_FIXTURES = frozenset({"postgres_server", "backend", "database_url"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     backend = config.getoption("--backend")
     other = "sqlite_only" if backend == "postgresql" else "postgres_only"
@@ -64,6 +69,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if other in item.keywords:
             item.add_marker(skip)
+    if backend == "postgresql":
+        # The PostgreSQL pass runs what can reach PostgreSQL; the rest ran on SQLite already.
+        independent = [i for i in items if not BACKEND_FIXTURES & set(_fixtures(i))]
+        if independent:
+            config.hook.pytest_deselected(items=independent)
+            items[:] = [i for i in items if BACKEND_FIXTURES & set(_fixtures(i))]
+
+
+def _fixtures(item: pytest.Item) -> list[str]:
+    return list(getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture(scope="session")
