@@ -9,11 +9,14 @@ Usage: .venv/bin/python -m bench.ab --before REF [--after PATH_OR_REF] [--rounds
 A ref is checked out as a git worktree under a temporary directory (removed at the end); the
 default --after is this tree, uncommitted changes included. The data (bench/data.py's datasets
 and a tenant per side for appends) is made once by this tree's code in --data-dir; each side's
-server is stopped before the other's starts. Search and context run with the search page cache
-off (as `python -m bench`'s search figures), unless --search-cache.
+server is stopped before the other's starts; with --together both run at once, each on its own
+copy of the data, loaded at the same time (on a machine shared with other work, both sides meet
+the same load; each side gets about half of the machine). Search and context run with the search
+page cache off (as `python -m bench`'s search figures), unless --search-cache.
 """
 
 import argparse
+import contextlib
 import hashlib
 import itertools
 import json
@@ -23,6 +26,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +69,7 @@ class Side:
     tenants: dict[str, tuple[str, str]] = field(default_factory=dict)  # workload -> id, key
     acks: dict[str, dict[str, Path]] = field(default_factory=dict)  # workload -> run id -> dir
     figures: dict[str, list[float]] = field(default_factory=dict)  # figure -> one per round
+    data_dir: Path | None = None  # --together: this side's copy of the data
 
 
 def git(*args: str, cwd: Path = ROOT) -> str:
@@ -204,19 +209,50 @@ def one_side(run: Run, side: Side, a: argparse.Namespace, i: int, only: list[str
     align(run.data_dir, tenant_head(side.tree))
     with Server(data_dir=run.data_dir, log_path=log, env=env, tree=side.tree) as srv:
         for name in only:
-            if name in APPENDS:
-                append_phase(run, srv, side, name, -1, a.seconds)
-                got = append_phase(run, srv, side, name, i, a.seconds)
-            else:
-                got = replay_phase(run, srv, side, name, i, requests[name], a.seconds)
-            for figure, value in got.items():
-                side.figures.setdefault(figure, []).append(value)
+            phase(run, srv, side, a, i, name, requests)
+
+
+def phase(run: Run, srv: Server, side: Side, a: argparse.Namespace, i: int, name: str,
+          requests: dict[str, list[dict[str, Any]]]) -> None:  # fmt: skip
+    if name in APPENDS:
+        append_phase(run, srv, side, name, -1, a.seconds)
+        got = append_phase(run, srv, side, name, i, a.seconds)
+    else:
+        got = replay_phase(run, srv, side, name, i, requests[name], a.seconds)
+    for figure, value in got.items():
+        side.figures.setdefault(figure, []).append(value)
+
+
+def together(run: Run, sides: list[Side], a: argparse.Namespace, only: list[str],
+             requests: dict[str, list[dict[str, Any]]]) -> None:  # fmt: skip
+    """Both servers up at once, each on its own copy of the data, each phase loading both at
+    the same time: on a machine shared with other work, both sides meet the same load."""
+    env = {} if a.search_cache else {"JET_SEARCH_CACHE_PAGES": "0"}
+    for side in sides:
+        side.data_dir = run.work / f"data-{side.label}"
+        shutil.copytree(run.data_dir, side.data_dir)
+        align(side.data_dir, tenant_head(side.tree))
+    with contextlib.ExitStack() as stack:
+        servers = [
+            stack.enter_context(Server(data_dir=side.data_dir, env=env, tree=side.tree,
+                                       log_path=run.work / f"server-{side.label}.log"))
+            for side in sides if side.data_dir is not None
+        ]  # fmt: skip
+        for i, name in itertools.product(range(a.rounds), only):
+            print(f"\n== round {i + 1}: {name}, both sides at once ==", flush=True)
+            with ThreadPoolExecutor(len(sides)) as pool:
+                done = [
+                    pool.submit(phase, run, srv, side, a, i, name, requests)
+                    for srv, side in zip(servers, sides, strict=True)
+                ]
+                for f in done:
+                    f.result()
 
 
 def verify(run: Run, side: Side) -> dict[str, int]:
     """Lost (or partly stored) and duplicated appends of one side, over every round."""
     totals = {"acked": 0, "lost": 0, "duplicated": 0}
-    container = run_async(open_container(run.data_dir))
+    container = run_async(open_container(side.data_dir or run.data_dir))
     paths = {name: container.tenants.path(tid) for name, (tid, _) in side.tenants.items()}
     run_async(container.aclose())
     for name, runs in side.acks.items():
@@ -232,7 +268,8 @@ def table(sides: list[Side], checks: dict[str, dict[str, int]]) -> str:
     lines = ["| figure | before median | after median | after / before |", "|---|---|---|---|"]
     for figure, values in before.figures.items():
         b, f = median(values), median(after.figures[figure])
-        lines.append(f"| {figure} | {b:,.2f} | {f:,.2f} | {f / b:.3f} |")
+        ratio = f"{f / b:.3f}" if b else "-"
+        lines.append(f"| {figure} | {b:,.2f} | {f:,.2f} | {ratio} |")
     for label, c in checks.items():
         lines.append(f"| appends lost / duplicated, {label} | {c['lost']} / {c['duplicated']} "
                      f"of {c['acked']:,} acknowledged events | | |")  # fmt: skip
@@ -250,6 +287,9 @@ def main() -> None:
     p.add_argument("--entries", type=int, default=20_000, help="entries of search")
     p.add_argument("--data-dir", type=Path, default=RESULTS / "data", help="generated data")
     p.add_argument("--search-cache", action="store_true", help="keep the search page cache on")
+    p.add_argument(
+        "--together", action="store_true", help="both sides at once, each on a copy of the data"
+    )
     a = p.parse_args()
     only = [w.strip() for w in a.only.split(",") if w.strip()]
     if unknown := set(only) - set(WORKLOADS):
@@ -275,7 +315,10 @@ def main() -> None:
             )
             side.acks[name] = {}
         print(f"{time.strftime('%H:%M:%S')}  {load_note()}; results in {run.work}", flush=True)
-        for i in range(a.rounds):  # before, after; then after, before: drift hits both alike
+        if a.together:
+            together(run, sides, a, only, requests)
+        for i in range(0 if a.together else a.rounds):
+            # before, after; then after, before: drift hits both alike
             for side in sides if i % 2 == 0 else sides[::-1]:
                 print(f"\n== round {i + 1}: {side.label} ==", flush=True)
                 one_side(run, side, a, i, only, requests)
