@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from app.errors import InvalidInput
+from app.errors import InvalidInput, TooLarge
 from app.services import validation
 from app.services.compaction.runs import RunStatus, RunTrigger
 from app.services.records import EntryIn, EntrySource, EventIn, Scope
@@ -24,6 +24,7 @@ VERSION = 1
 # The longest line an import reads before parsing it: an event's body at its limit, every
 # byte escaped by JSON, fits several times over; a longer line is refused unread.
 MAX_LINE_BYTES = 4 * 1024 * 1024
+MEDIA_TYPE = "application/x-ndjson"
 PAGE_SIZE = 1000  # rows per keyset page read while exporting
 _OPTIONS = orjson.OPT_UTC_Z
 
@@ -202,6 +203,23 @@ async def export_lines(
             digest.update(chunk)
             yield chunk
     yield trailer(counts, digest.hexdigest())
+
+
+async def subject_export(
+    db: TenantDb, *, scope: Scope, scope_ref: str | None, max_records: int
+) -> AsyncIterator[bytes]:
+    """A subject's data (one scope and scopeRef) as export lines for a request: checked and
+    counted before the first line, so one over `max_records` is refused up front; each
+    page then a read of its own."""
+    check_export_scope(scope, scope_ref)
+    names = [k.table for k in KINDS if k.scoped]
+    held = await tables.count_rows(db.engine, names, scope.value, scope_ref)
+    if held > max_records:
+        raise TooLarge(
+            ["scope"], f"scope holds {held:,} records, over the {max_records:,} one export "
+            "request may stream; an operator exports it whole with the CLI",
+        )  # fmt: skip
+    return export_lines(db, scope=scope, scope_ref=scope_ref, snapshot=False)
 
 
 async def _records(

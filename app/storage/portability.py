@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, Table, and_, insert, select, text, tuple_
+from sqlalchemy import ColumnElement, Select, Table, and_, func, insert, select, text, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.storage import fulltext
@@ -58,6 +58,15 @@ def _scope_filter(table: Table, scope: str, scope_ref: str | None) -> ColumnElem
     return and_(table.c.scope == scope, ref)
 
 
+def _in_scope(stmt: Select[Any], spec: TableSpec, scope: str, scope_ref: str | None) -> Select[Any]:
+    t = spec.table
+    if "scope" in t.c:
+        return stmt.where(_scope_filter(t, scope, scope_ref))
+    # Provenance: the rows of the scope's entries.
+    en = entries_table
+    return stmt.join(en, en.c.id == t.c.entry_id).where(_scope_filter(en, scope, scope_ref))
+
+
 def _page_statement(
     spec: TableSpec, scope: str | None, scope_ref: str | None, after: tuple[Any, ...] | None
 ) -> Select[Any]:
@@ -68,14 +77,25 @@ def _page_statement(
     columns = [t.c[name] for name in spec.columns]
     stmt = select(*columns, *(k.label(f"_key_{k.name}") for k in key))
     if scope is not None:
-        if "scope" in t.c:
-            stmt = stmt.where(_scope_filter(t, scope, scope_ref))
-        else:  # provenance: the rows of the scope's entries
-            en = entries_table
-            stmt = stmt.join(en, en.c.id == t.c.entry_id).where(_scope_filter(en, scope, scope_ref))
+        stmt = _in_scope(stmt, spec, scope, scope_ref)
     if after is not None:
         stmt = stmt.where(tuple_(*key) > tuple_(*after))
     return stmt.order_by(*key)
+
+
+async def count_rows(
+    engine: AsyncEngine, names: Sequence[str], scope: str, scope_ref: str | None
+) -> int:
+    """How many rows of the tables `names` one scope holds (one read, through the scope
+    indexes)."""
+    counts = [
+        _in_scope(
+            select(func.count()).select_from(TABLES[n].table), TABLES[n], scope, scope_ref
+        ).scalar_subquery()
+        for n in names
+    ]
+    async with read_statement(engine) as conn:
+        return int((await conn.execute(select(sum(counts[1:], counts[0])))).scalar_one())
 
 
 async def table_pages(
