@@ -182,7 +182,7 @@ class Settings(BaseSettings):
         default=1_000_000,
         ge=1,
         description="Most records GET /memory/export streams for one scope and scopeRef; a "
-        "subject with more is answered 413 before anything is streamed (the operator's "
+        "subject with more is refused (400, TOO_LARGE) before anything is streamed (the operator's "
         "`jet-memory export` has no such cap).",
     )
 
