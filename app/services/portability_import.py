@@ -17,6 +17,7 @@ from app.services.portability import (
     VERSION,
     RecordKind,
     decode_fields,
+    decode_verified,
     identity,
 )
 from app.storage import portability as tables
@@ -81,10 +82,11 @@ def _record(n: int, value: dict[str, Any], *, check: bool) -> tuple[RecordKind, 
     kind = BY_NAME.get(value.get("record"))  # type: ignore[arg-type]
     if kind is None:
         raise _bad(n, f"unknown record kind {value.get('record')!r}")
+    if not check:
+        return kind, decode_verified(kind, value)
     try:
         record = decode_fields(kind, value)
-        if check:
-            kind.check(record)
+        kind.check(record)
     except ExpectedError as exc:
         raise type(exc)(
             ["line", str(n), *exc.field], f"line {n} ({kind.name}): {exc.message}"
