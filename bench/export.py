@@ -34,12 +34,12 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def settings(data_dir: Path) -> Settings:
-    return Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
+    return Settings(_env_file=None, data_dir=data_dir)
 
 
 def rows(n: int) -> list[tuple[object, ...]]:
     """`n` events over 200 clients, bodies of a call summary's length."""
-    out = []
+    out: list[tuple[object, ...]] = []
     for i, event_id in enumerate(ids.new_ids("evt", n)):
         at = sqlite_text(START + timedelta(seconds=i))
         body = (
@@ -171,7 +171,6 @@ def child_export(data_dir: str, tenant_id: str, out: str) -> None:
 
 def rss(work: Path, sizes: list[int]) -> None:
     print("export peak RSS by tenant size (a child process per export):")
-    floor = None
     for n in sizes:
         tenant_id = asyncio.run(seed_for_rss(work, n))
         runs = {}
@@ -180,10 +179,9 @@ def rss(work: Path, sizes: list[int]) -> None:
                 [sys.executable, "-m", "bench.export", "--child", str(work / "data"), tenant_id,
                  what], capture_output=True, text=True, check=True,
             )  # fmt: skip
-            kib, took = done.stdout.split()
-            runs[what] = (int(kib) / 1024, float(took))
+            kib, secs = done.stdout.split()
+            runs[what] = (int(kib) / 1024, float(secs))
         base, (peak, took) = runs["-"][0], runs[str(work / f"rss-{n}.jsonl")]
-        floor = base if floor is None else floor
         size = (work / f"rss-{n}.jsonl").stat().st_size / 2**20
         bar = "#" * round(peak / 4)
         print(f"  {n:>9,} events  {size:7.0f} MiB file  {took:6.1f} s  peak RSS {peak:6.1f} MiB"
