@@ -15,6 +15,7 @@ from app.services import validation
 from app.services.compaction.runs import RunStatus, RunTrigger
 from app.services.records import EntryIn, EntrySource, EventIn, Scope
 from app.storage import portability as tables
+from app.storage.lists import storable
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction
 from app.storage.types import utcnow
@@ -138,6 +139,9 @@ BY_NAME: Mapping[str, RecordKind] = {k.name: k for k in KINDS}
 
 
 _IDENTITY = {k.name: tables.TABLES[k.table].identity for k in KINDS}
+_MAX_LENGTHS = {k.name: tables.TABLES[k.table].max_lengths for k in KINDS}
+# What every backend's INTEGER holds (PostgreSQL's is 32-bit); counts are never negative.
+_INT_MAX = 2**31 - 1
 _TIMES = {k.name: [f for f, t in k.fields.items() if t.rstrip("?") == TIME] for k in KINDS}
 
 
@@ -261,10 +265,13 @@ def decode_fields(kind: RecordKind, line: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise InvalidInput([unknown[0]], f"{unknown[0]} is not a field of a {kind.name} record")
     out: dict[str, Any] = {}
+    lengths = _MAX_LENGTHS[kind.name]
     for name, type_ in kind.fields.items():
         if name not in line:
             raise InvalidInput([name], f"{name} is missing")
-        out[name] = _decode(name, type_, line[name])
+        value = out[name] = _decode(name, type_, line[name])
+        if name in lengths and isinstance(value, str) and len(value) > lengths[name]:
+            raise TooLarge([name], f"{name} is longer than {lengths[name]} characters")
     return out
 
 
@@ -277,6 +284,12 @@ def decode_verified(kind: RecordKind, line: dict[str, Any]) -> dict[str, Any]:
     return line
 
 
+def _check_storable(value: str, name: str) -> None:
+    validation.check_text(value, name)
+    if not storable(value):
+        raise InvalidInput([name], f"{name} must not contain NUL (U+0000) characters")
+
+
 def _decode(name: str, type_: str, value: Any) -> Any:
     if value is None:
         if type_.endswith("?"):
@@ -284,13 +297,17 @@ def _decode(name: str, type_: str, value: Any) -> Any:
         raise InvalidInput([name], f"{name} must not be null")
     base = type_.rstrip("?")
     if base == TEXT and isinstance(value, str):
-        validation.check_text(value, name)
+        _check_storable(value, name)
         return value
     if base == INT and isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value <= _INT_MAX:
+            raise InvalidInput([name], f"{name} must be 0 to {_INT_MAX}, got {value}")
         return value
     if base == BOOL and isinstance(value, bool):
         return value
     if base == TEXTS and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        for v in value:
+            _check_storable(v, name)
         return value
     if base == TIME and isinstance(value, str):
         try:

@@ -79,7 +79,8 @@ def _check_header(n: int, line: bytes) -> None:
 
 
 def _record(n: int, value: dict[str, Any], *, check: bool) -> tuple[RecordKind, dict[str, Any]]:
-    kind = BY_NAME.get(value.get("record"))  # type: ignore[arg-type]
+    name = value.get("record")
+    kind = BY_NAME.get(name) if isinstance(name, str) else None
     if kind is None:
         raise _bad(n, f"unknown record kind {value.get('record')!r}")
     if not check:
@@ -115,7 +116,9 @@ def verify(f: BinaryIO) -> int:
         digest.update(line)
     if end is None:
         raise InvalidInput(["file"], "the file has no trailer line: it is empty or cut short")
-    declared = {k: v for k, v in (end.get("counts") or {}).items() if v}
+    if not isinstance(end.get("counts"), dict):
+        raise InvalidInput(["counts"], "the trailer has no counts")
+    declared = {k: v for k, v in end["counts"].items() if v}
     if declared != counts:
         raise InvalidInput(
             ["counts"], f"the trailer counts {declared} records, the file holds {counts}"

@@ -10,7 +10,18 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Select, Table, and_, func, insert, select, text, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    String,
+    Table,
+    and_,
+    func,
+    insert,
+    select,
+    text,
+    tuple_,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.storage import fulltext
@@ -40,6 +51,15 @@ class TableSpec:
     def columns(self) -> list[str]:
         """The stored columns but `seq`, the database's own row number."""
         return [c.name for c in self.table.columns if c.name != "seq"]
+
+    @property
+    def max_lengths(self) -> dict[str, int]:
+        """The columns a backend bounds in length (PostgreSQL refuses a longer value)."""
+        return {
+            c.name: c.type.length
+            for c in self.table.columns
+            if isinstance(c.type, String) and c.type.length is not None
+        }
 
 
 # Whole tables by `seq` (their insertion order), so that an import into an empty tenant

@@ -134,6 +134,8 @@ def _replace(data: bytes, old: bytes, new: bytes) -> bytes:
         (lambda d: b"".join(d.splitlines(keepends=True)[:-2]) + d.splitlines()[-1], "counts"),
         (lambda d: d + b"{}\n", "a line after the trailer"),
         (lambda d: _replace(d, b'"record":"llm_call"', b'"record":"llama"'), "unknown record"),
+        (lambda d: _replace(d, b'"record":"llm_call"', b'"record":["x"]'), "unknown record"),
+        (lambda d: _replace(d, b'"counts":{', b'"counts":[],"c":{'), "the trailer has no counts"),
     ],
 )
 async def test_a_bad_file_fails_before_anything_is_written(
@@ -153,6 +155,9 @@ async def test_a_bad_file_fails_before_anything_is_written(
         ("occurred_at", "yesterday", "occurred_at must be an ISO 8601 time"),
         ("kind", 7, "kind must be a string"),
         ("colour", "red", "colour is not a field of a event record"),
+        ("id", "evt_" + "x" * 40, "id is longer than 40 characters"),
+        ("source_ref", "a\x00b", "source_ref must not contain NUL"),
+        ("compressed_at", None, "compressed_at and compressed_into go together"),
     ],
 )
 async def test_a_bad_record_is_refused_naming_its_line_and_field(
@@ -224,3 +229,15 @@ async def test_pages_are_read_by_keyset(
     for snapshot in (True, False):
         paged = await export(db, page_size=2, snapshot=snapshot)
         assert records(paged) == records(filled)
+
+
+async def test_a_number_over_what_a_backend_holds_is_refused(
+    other: TenantDb, filled: bytes
+) -> None:
+    lines = records(filled)
+    at = next(i for i, line in enumerate(lines) if b'"record":"entry"' in line)
+    changed = orjson.loads(lines[at])
+    changed["version"] = 2**40
+    lines[at] = orjson.dumps(changed) + b"\n"
+    with pytest.raises(InvalidInput, match=f"line {at + 2} \\(entry\\): version must be 0 to"):
+        await import_bytes(other, rebuild(lines))
