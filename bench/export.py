@@ -37,10 +37,11 @@ def settings(data_dir: Path) -> Settings:
     return Settings(_env_file=None, data_dir=data_dir)
 
 
-def rows(n: int) -> list[tuple[object, ...]]:
-    """`n` events over 200 clients, bodies of a call summary's length."""
+def rows(n: int, first: int = 0) -> list[tuple[object, ...]]:
+    """`n` events over 200 clients, bodies of a call summary's length, numbered from
+    `first` (their idempotency keys are unique)."""
     out: list[tuple[object, ...]] = []
-    for i, event_id in enumerate(ids.new_ids("evt", n)):
+    for i, event_id in enumerate(ids.new_ids("evt", n), first):
         at = sqlite_text(START + timedelta(seconds=i))
         body = (
             f"Call {i} with client {i % 200}: ROAS target {i % 7}.0, budget moves to search. " * 3
@@ -52,9 +53,12 @@ def rows(n: int) -> list[tuple[object, ...]]:
     return out
 
 
-def raw_insert(path: Path, data: list[tuple[object, ...]], batch: int = 2000) -> float:
+def raw_insert(
+    path: Path, data: list[tuple[object, ...]], batch: int = 2000, *, index: bool = True
+) -> float:
     """Seconds to insert `data` with sqlite3 as the import does: batches, one transaction
-    each, indexed for search (fulltext.INDEX_EVENTS_SQL)."""
+    each, indexed for search (fulltext.INDEX_EVENTS_SQL) unless `index` is False (seeding
+    a tenant only to export it: the export does not read the index)."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -66,7 +70,8 @@ def raw_insert(path: Path, data: list[tuple[object, ...]], batch: int = 2000) ->
         conn.executemany(
             f"INSERT INTO memory_events ({COLUMNS}) VALUES ({marks})", data[i : i + batch]
         )
-        conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
+        if index:
+            conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
         conn.execute("COMMIT")
     took = time.perf_counter() - started
     conn.close()
@@ -148,7 +153,7 @@ async def seed_for_rss(work: Path, n: int) -> str:
     try:
         tenant_id, path = await new_tenant(c, f"rss-{n}")
         for start in range(0, n, 100_000):
-            raw_insert(path, rows(min(100_000, n - start)))
+            raw_insert(path, rows(min(100_000, n - start), start), 100_000, index=False)
         return tenant_id
     finally:
         await c.aclose()
