@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from app import logs
+from app import cli_portability, logs
 from app.config import Settings
 from app.deps import Container, build
 from app.errors import ExpectedError, InvalidInput
@@ -384,6 +384,7 @@ def parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="report what would be folded; send and write nothing"
     )
     cp.set_defaults(fn=cmd_compact)
+    cli_portability.add_parsers(sub, _run)
 
     sub.add_parser(
         "mcp", help="serve the MCP tools over stdio, forwarding to JET_URL with JET_API_KEY"

@@ -178,6 +178,13 @@ class Settings(BaseSettings):
         "tenant's next run starts; one whose worker process is gone from the same host "
         "is marked at once.",
     )
+    export_max_records: int = Field(
+        default=1_000_000,
+        ge=1,
+        description="Most records GET /memory/export streams for one scope and scopeRef; a "
+        "subject with more is refused (400, TOO_LARGE) before anything is streamed (the operator's "
+        "`jet-memory export` has no such cap).",
+    )
 
     @field_validator("database_url")
     @classmethod

@@ -27,6 +27,7 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (rest.MemoryEntryQuery, "validation"),
     (rest.MemoryEventQuery, "validation"),
     (rest.MemoryContextQuery, "validation"),
+    (rest.MemoryExportQuery, "validation"),
     (rest.MemoryContext, "serialization"),
     (rest.MemoryEvent, "serialization"),
     (rest.MemoryEntry, "serialization"),
@@ -37,7 +38,9 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (Problem, "serialization"),
     (ProblemError, "serialization"),
 ]
-QUERY_MODELS = {rest.MemoryEntryQuery, rest.MemoryEventQuery, rest.MemoryContextQuery}
+QUERY_MODELS = {
+    rest.MemoryEntryQuery, rest.MemoryEventQuery, rest.MemoryContextQuery, rest.MemoryExportQuery,
+}  # fmt: skip
 
 DESCRIPTION = f"""\
 The REST surface of Jet Memory, on the same services as GraphQL (`/graphql`).
@@ -258,6 +261,29 @@ def openapi_document() -> dict[str, Any]:
                 "parameters": _query_parameters(query[rest.MemoryContextQuery]),
                 "responses": _responses(
                     {"200": _ok("the packed context", _ref("MemoryContext"))}, 400, 422
+                ),
+            },
+        },
+        "/memory/export": {
+            "get": {
+                "operationId": "exportMemory",
+                "summary": "A subject's data access request: one scope's memory as JSON lines",
+                "description": f"{rest.MemoryExportQuery.__doc__} A header line, one line per "
+                "record (entries, events, provenance), then a trailer with the counts and a "
+                "sha256 of the record lines (docs/export.md); a stream without its trailer "
+                "was cut short. A scope over JET_EXPORT_MAX_RECORDS is a 400 (TOO_LARGE).",
+                "parameters": _query_parameters(query[rest.MemoryExportQuery]),
+                "responses": _responses(
+                    {
+                        "200": {
+                            "description": "the export, streamed",
+                            "headers": {
+                                "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}
+                            },
+                            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                        }
+                    },
+                    400,
                 ),
             },
         },

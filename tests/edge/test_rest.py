@@ -123,6 +123,7 @@ ROUTES = [
     ("GET", "/memory/events"),
     ("POST", "/memory/events"),
     ("GET", "/memory/context"),
+    ("GET", "/memory/export"),
 ]
 
 

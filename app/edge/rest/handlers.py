@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from app.deps import Container
 from app.edge.rest.encoding import json_response
@@ -23,6 +23,7 @@ from app.edge.rest.models import (
     MemoryEntryQuery,
     MemoryEvent,
     MemoryEventQuery,
+    MemoryExportQuery,
     event_body,
 )
 from app.edge.rest.parsing import (
@@ -45,7 +46,7 @@ from app.edge.rest.problems import (
     problem,
     service_errors,
 )
-from app.services import context, entries, events
+from app.services import context, entries, events, portability
 from app.services.records import (
     Edge,
     Entry,
@@ -239,6 +240,22 @@ async def memory_context(request: Request, db: TenantDb, _: Container) -> Respon
             events=[MemoryEvent.of(e) for e in loaded.events],
             truncated=loaded.truncated,
         ).model_dump(mode="json")
+    )
+
+
+async def export_memory(request: Request, db: TenantDb, container: Container) -> Response:
+    q = parse_query(request, MemoryExportQuery)
+    with service_errors("query", {}):
+        lines = await portability.subject_export(
+            db, scope=q.scope, scope_ref=q.scope_ref,
+            max_records=container.settings.export_max_records,
+        )  # fmt: skip
+    # Streamed a keyset page at a time, each page its own read: a slow client holds one
+    # page in memory and no database connection between pages.
+    return StreamingResponse(
+        lines,
+        media_type=portability.MEDIA_TYPE,
+        headers={"Content-Disposition": 'attachment; filename="memory-export.jsonl"'},
     )
 
 

@@ -208,6 +208,15 @@ class MemoryEventQuery(QueryModel):
     cursor: str | None = Field(default=None, description="nextCursor of the previous page")
 
 
+class MemoryExportQuery(QueryModel):
+    """GET /memory/export: a subject's data, one scope and scopeRef, as JSON lines."""
+
+    repeatable = frozenset[str]()
+
+    scope: ScopeIn
+    scope_ref: str | None = None
+
+
 class MemoryContextQuery(QueryModel):
     """GET /memory/context: the context loader, curated entries plus uncompressed recent
     events packed into Markdown within maxTokens."""

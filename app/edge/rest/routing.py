@@ -17,6 +17,7 @@ from app.edge.rest.handlers import (
     append_events,
     create_entry,
     delete_entry,
+    export_memory,
     get_entry,
     list_entries,
     list_events,
@@ -112,6 +113,7 @@ def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
         Route("/memory", resource({"GET": list_entries, "POST": create_entry})),
         Route("/memory/events", resource({"GET": list_events, "POST": append_events})),
         Route("/memory/context", resource({"GET": memory_context})),
+        Route("/memory/export", resource({"GET": export_memory})),
         Route(
             "/memory/{id}",
             resource({"GET": get_entry, "PUT": update_entry, "DELETE": delete_entry}),

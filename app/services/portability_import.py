@@ -1,0 +1,229 @@
+"""Import of an export file (app/services/portability.py's format) into a tenant. A first
+pass reads every line, its kind and fields, the counts and the checksum before anything is
+written; a second stores the records in batches of one transaction each, idempotently."""
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+import orjson
+
+from app.errors import Conflict, ExpectedError, InvalidInput
+from app.services.portability import (
+    BY_NAME,
+    FORMAT,
+    MAX_LINE_BYTES,
+    VERSION,
+    RecordKind,
+    decode_fields,
+    decode_verified,
+    identity,
+)
+from app.storage import portability as tables
+from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
+
+BATCH_SIZE = 2000  # records per write transaction
+
+
+@dataclass
+class ImportResult:
+    """Per kind: records stored now, and records the tenant already held (the same)."""
+
+    stored: dict[str, int] = field(default_factory=dict)
+    present: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def records(self) -> int:
+        return sum(self.stored.values()) + sum(self.present.values())
+
+
+def _bad(n: int, message: str) -> InvalidInput:
+    return InvalidInput(["line", str(n)], f"line {n}: {message}")
+
+
+def _lines(f: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """(number, bytes) of each line, bounded: a line longer than MAX_LINE_BYTES is refused
+    once that many bytes are read, before any parsing."""
+    n = 0
+    while True:
+        line = f.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > MAX_LINE_BYTES:
+            raise _bad(n, f"longer than {MAX_LINE_BYTES} bytes, the most a line may hold")
+        yield n, line
+
+
+def _json(n: int, line: bytes) -> dict[str, Any]:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise _bad(n, f"not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise _bad(n, "not a JSON object")
+    return value
+
+
+def _check_header(n: int, line: bytes) -> None:
+    head = _json(n, line)
+    if head.get("format") != FORMAT:
+        raise _bad(n, f"not a {FORMAT} file: its first line must be the format header")
+    if head.get("version") != VERSION:
+        raise _bad(
+            n, f"format version {head.get('version')!r} is not supported; this build reads "
+            f"version {VERSION}",
+        )  # fmt: skip
+
+
+def _record(n: int, value: dict[str, Any], *, check: bool) -> tuple[RecordKind, dict[str, Any]]:
+    name = value.get("record")
+    kind = BY_NAME.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise _bad(n, f"unknown record kind {value.get('record')!r}")
+    if not check:
+        return kind, decode_verified(kind, value)
+    try:
+        record = decode_fields(kind, value)
+        kind.check(record)
+    except ExpectedError as exc:
+        raise type(exc)(
+            ["line", str(n), *exc.field], f"line {n} ({kind.name}): {exc.message}"
+        ) from None
+    return kind, record
+
+
+def verify(f: BinaryIO) -> int:
+    """Read the whole file once: the header, every record (kind, fields, the domain's
+    rules), then the trailer's counts and checksum. Returns the number of records."""
+    digest = hashlib.sha256()
+    counts: dict[str, int] = {}
+    end: dict[str, Any] | None = None
+    for n, line in _lines(f):
+        if n == 1:
+            _check_header(n, line)
+            continue
+        if end is not None:
+            raise _bad(n, "a line after the trailer")
+        value = _json(n, line)
+        if "end" in value and "record" not in value:
+            end = value
+            continue
+        kind, _ = _record(n, value, check=True)
+        counts[kind.name] = counts.get(kind.name, 0) + 1
+        digest.update(line)
+    if end is None:
+        raise InvalidInput(["file"], "the file has no trailer line: it is empty or cut short")
+    if not isinstance(end.get("counts"), dict):
+        raise InvalidInput(["counts"], "the trailer has no counts")
+    declared = {k: v for k, v in end["counts"].items() if v}
+    if declared != counts:
+        raise InvalidInput(
+            ["counts"], f"the trailer counts {declared} records, the file holds {counts}"
+        )
+    if end.get("sha256") != digest.hexdigest():
+        raise InvalidInput(
+            ["sha256"], "checksum mismatch: the record lines are not the ones exported "
+            f"(trailer {end.get('sha256')!r}, file {digest.hexdigest()!r})",
+        )  # fmt: skip
+    return sum(counts.values())
+
+
+async def import_file(
+    db: TenantDb, f: BinaryIO, *, progress: Callable[[int, int], None] | None = None
+) -> ImportResult:
+    """Verify the file (`verify`), then store its records into the tenant: a record the
+    tenant already holds, the same in every field, is skipped; one held with other values
+    is a Conflict naming its line. An import stopped half way resumes when run again."""
+    total = verify(f)
+    f.seek(0)
+    result = ImportResult()
+    batch: list[tuple[int, dict[str, Any]]] = []
+    batch_kind: RecordKind | None = None
+    done = 0
+    for n, line in _lines(f):
+        value = _json(n, line) if n > 1 else {}
+        if "record" not in value:
+            continue  # the header, the trailer
+        kind, record = _record(n, value, check=False)
+        if batch and (kind is not batch_kind or len(batch) >= BATCH_SIZE):
+            assert batch_kind is not None
+            await _store(db, batch_kind, batch, result)
+            done += len(batch)
+            batch = []
+            if progress is not None:
+                progress(done, total)
+        batch_kind = kind
+        batch.append((n, record))
+    if batch:
+        assert batch_kind is not None
+        await _store(db, batch_kind, batch, result)
+        if progress is not None:
+            progress(done + len(batch), total)
+    return result
+
+
+async def _store(
+    db: TenantDb,
+    kind: RecordKind,
+    batch: list[tuple[int, dict[str, Any]]],
+    result: ImportResult,
+) -> None:
+    async with write_transaction(db.engine) as conn:
+        held = await tables.stored(conn, kind.table, [identity(kind, r) for _, r in batch])
+        new: list[tuple[int, dict[str, Any]]] = []
+        for n, record in batch:
+            key = identity(kind, record)
+            before = held.get(key)
+            if before is not None:
+                differ = [f for f in kind.fields if before[f] != record[f]]
+                if differ:
+                    raise Conflict(
+                        ["line", str(n)], f"line {n}: {kind.name} {'/'.join(key)} is already "
+                        f"stored with a different {', '.join(differ)}",
+                    )  # fmt: skip
+                result.present[kind.name] = result.present.get(kind.name, 0) + 1
+                continue
+            held[key] = record
+            new.append((n, record))
+        if kind.name == "event":
+            await _check_idempotency_keys(conn, new)
+        for name, table in kind.references.items():
+            await _check_references(conn, kind, name, table, new)
+        await tables.insert_rows(conn, kind.table, [r for _, r in new])
+    result.stored[kind.name] = result.stored.get(kind.name, 0) + len(new)
+
+
+async def _check_idempotency_keys(conn: Any, new: list[tuple[int, dict[str, Any]]]) -> None:
+    lines = {r["idempotency_key"]: (n, r["id"]) for n, r in new if r["idempotency_key"]}
+    if not lines:
+        return
+    seen: dict[str, str] = {}
+    for n, r in new:
+        key = r["idempotency_key"]
+        if key is not None and seen.setdefault(key, r["id"]) != r["id"]:
+            raise Conflict(["line", str(n)], f"line {n}: idempotency_key {key!r} is on two events")
+    for key, event_id in (await tables.event_ids_by_idempotency_key(conn, list(lines))).items():
+        n, id_ = lines[key]
+        if event_id != id_:
+            raise Conflict(
+                ["line", str(n)],
+                f"line {n}: idempotency_key {key!r} is already stored on event {event_id}",
+            )
+
+
+async def _check_references(
+    conn: Any, kind: RecordKind, name: str, table: str, new: list[tuple[int, dict[str, Any]]]
+) -> None:
+    wanted = {r[name] for _, r in new if r[name] is not None}
+    if not wanted:
+        return
+    found = {k[0] for k in await tables.stored(conn, table, [(w,) for w in wanted])}
+    for n, r in new:
+        if r[name] is not None and r[name] not in found:
+            raise InvalidInput(
+                ["line", str(n), name], f"line {n} ({kind.name}): {name} {r[name]!r} names "
+                "a record that is neither in the tenant nor earlier in the file",
+            )  # fmt: skip

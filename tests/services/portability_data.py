@@ -1,0 +1,128 @@
+"""A tenant with every kind of record, for the export and import tests: events (some
+with idempotency keys and source refs), manual entries, a compaction run that folded old
+events into a summary (provenance, compressed events) and an LLM call."""
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import insert
+
+from app.deps import Container
+from app.services import compaction, context, entries, events
+from app.services.compaction import RunTrigger
+from app.services.records import (
+    EntryFilter,
+    EntryIn,
+    EntryPatch,
+    EntrySource,
+    EventFilter,
+    EventIn,
+    Scope,
+)
+from app.storage.models import llm_calls_table
+from app.storage.tenants import TenantDb
+from app.storage.transactions import write_transaction
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+async def fill(
+    container: Container, tenant_id: str, db: TenantDb, *, ref: str = "ent_acme"
+) -> None:
+    old = NOW - timedelta(days=200)
+    batch = [
+        EventIn(
+            scope=Scope.ENTITY, scope_ref=ref, kind="call_summary",
+            body=f"Call {i} with {ref}: ROAS target {i}.0, budget moves to search.",
+            source="inbox", source_ref=f"msg_{i}",
+            occurred_at=old + timedelta(hours=i), idempotency_key=f"{ref}-old-{i}",
+        )
+        for i in range(5)
+    ]  # fmt: skip
+    batch += [
+        EventIn(scope=Scope.ENTITY, scope_ref=ref, kind="decision",
+                body=f"Recent decision {i} for {ref} on the display budget.",
+                occurred_at=NOW - timedelta(days=i))
+        for i in range(4)
+    ]  # fmt: skip
+    batch.append(
+        EventIn(
+            scope=Scope.INSTITUTIONAL,
+            scope_ref=None,
+            kind="policy",
+            body="Every client report goes out on Mondays.",
+            occurred_at=NOW,
+        )
+    )
+    await events.append_events(db, batch)
+    await entries.create_entry(db, EntryIn(
+        scope=Scope.ENTITY, scope_ref=ref, title=f"{ref} ROAS target is 4.0",
+        summary="Agreed on the quarterly call.", tags=["decision", "roas"], importance=4,
+        source=EntrySource.CALL,
+    ))  # fmt: skip
+    second = await entries.create_entry(db, EntryIn(
+        scope=Scope.INSTITUTIONAL, scope_ref=None, title="Reports go out on Mondays",
+        summary="Weekly cadence for every client.", tags=["process"], importance=3,
+        source=EntrySource.MANUAL,
+    ))  # fmt: skip
+    await entries.update_entry(db, second.id, EntryPatch(importance=5, tags=["process", "weekly"]))
+    run = await compaction.compact_tenant(container, tenant_id, trigger=RunTrigger.CLI, now=NOW)
+    assert run.events_compressed == 5, run
+    async with write_transaction(db.engine) as conn:
+        await conn.execute(insert(llm_calls_table).values(
+            id=f"llm_{ref}", run_id=run.id, created_at=NOW, model="m", status="done",
+            estimated_tokens=10, prompt_tokens=8, completion_tokens=2,
+        ))  # fmt: skip
+
+
+async def _all_pages(fetch: Any) -> list[Any]:
+    out, after = [], None
+    while True:
+        page = await fetch(after)
+        out.append([(e.cursor, e.node, e.score) for e in page.edges])
+        if not page.has_next_page:
+            return out
+        after = page.end_cursor
+
+
+async def answers(db: TenantDb, *, ref: str = "ent_acme") -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the tenant answers to the queries of every surface: (those that are the same on
+    every backend, those that rank by full-text relevance, the same only on one backend)."""
+    plain: dict[str, Any] = {}
+    ranked: dict[str, Any] = {}
+    for name, flt in {
+        "events": EventFilter(),
+        "events.scope": EventFilter(scope=Scope.ENTITY, scope_ref=ref),
+        "events.raw": EventFilter(compressed=False),
+        "events.kind": EventFilter(kinds=["decision"]),
+    }.items():
+        plain[name] = await _all_pages(
+            lambda after, flt=flt: events.list_events(db, flt, first=3, after=after)
+        )
+    ranked["events.search"] = await _all_pages(
+        lambda after: events.list_events(db, EventFilter(search="budget"), first=3, after=after)
+    )
+    for name, eflt in {
+        "entries": EntryFilter(),
+        "entries.scope": EntryFilter(scope=Scope.ENTITY, scope_ref=ref),
+        "entries.tag": EntryFilter(tags=["process"]),
+    }.items():
+        plain[name] = await _all_pages(
+            lambda after, eflt=eflt: entries.list_entries(db, eflt, first=2, after=after)
+        )
+    ranked["entries.search"] = await _all_pages(
+        lambda after: entries.list_entries(db, EntryFilter(search="ROAS"), first=2, after=after)
+    )
+    page = await entries.list_entries(
+        db, EntryFilter(sources=[EntrySource.COMPACTOR]), first=10, after=None
+    )
+    for edge in page.edges:
+        plain[f"provenance {edge.node.id}"] = await _all_pages(
+            lambda after, i=edge.node.id: entries.source_events(db, i, first=2, after=after)
+        )
+    for query, into in ((None, plain), ("What is the ROAS target?", ranked)):
+        into[f"context {query}"] = await context.load_context(
+            db, scope=Scope.ENTITY, scope_ref=ref, query=query, max_tokens=2000,
+            include_institutional=True, now=NOW,
+        )  # fmt: skip
+    return plain, ranked

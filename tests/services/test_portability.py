@@ -1,0 +1,243 @@
+"""Export and import through the services, on the backend under test: a round trip into
+another tenant answers every query the same; imports are idempotent; bad files fail whole,
+before anything is written, naming the line."""
+
+import hashlib
+import io
+
+import orjson
+import pytest
+
+from app.deps import Container
+from app.errors import Conflict, ExpectedError, InvalidInput, TooLarge
+from app.services import portability, portability_import
+from app.services.records import Scope
+from app.storage.tenants import TenantDb
+from tests.conftest import TenantFixture, make_tenant
+from tests.services.portability_data import answers, fill
+
+
+async def export(db: TenantDb, **kw: object) -> bytes:
+    return b"".join([chunk async for chunk in portability.export_lines(db, **kw)])  # type: ignore[arg-type]
+
+
+def records(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True)[1:-1]
+
+
+def rebuild(lines: list[bytes]) -> bytes:
+    """A file of these record lines with a valid header and trailer (counts, checksum)."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        kind = orjson.loads(line)["record"]
+        counts[kind] = counts.get(kind, 0) + 1
+    digest = hashlib.sha256(b"".join(lines)).hexdigest()
+    return portability.header(None, None) + b"".join(lines) + portability.trailer(counts, digest)
+
+
+async def import_bytes(db: TenantDb, data: bytes) -> portability_import.ImportResult:
+    return await portability_import.import_file(db, io.BytesIO(data))
+
+
+@pytest.fixture
+async def filled(container: Container, tenant: TenantFixture, db: TenantDb) -> bytes:
+    await fill(container, tenant.id, db)
+    return await export(db)
+
+
+@pytest.fixture
+async def other(container: Container):
+    t = await make_tenant(container, "other")
+    async with container.tenants.lease(t.id) as leased:
+        yield leased
+
+
+async def test_a_round_trip_answers_every_query_the_same(
+    db: TenantDb, other: TenantDb, filled: bytes
+) -> None:
+    head = orjson.loads(filled.splitlines()[0])
+    assert (head["format"], head["version"]) == ("jet-memory-export", 1)
+    assert "tenant" not in filled.splitlines()[0].decode()
+    end = orjson.loads(filled.splitlines()[-1])
+    assert end["counts"] == {
+        "entry": 3, "event": 10, "provenance": 5, "compaction_run": 1, "llm_call": 1
+    }  # fmt: skip
+    assert end["sha256"] == hashlib.sha256(b"".join(records(filled))).hexdigest()
+    event = next(orjson.loads(r) for r in records(filled) if b'"compressed_into":"mem' in r)
+    for field in ("recorded_at", "compressed_at", "idempotency_key", "source_ref"):
+        assert event[field], field
+
+    result = await import_bytes(other, filled)
+    assert result.stored == end["counts"] and not result.present
+    again = await export(other)
+    assert records(again) == records(filled)
+    assert orjson.loads(again.splitlines()[-1])["sha256"] == end["sha256"]
+    assert await answers(other) == await answers(db)
+
+
+async def test_the_same_file_twice_and_the_same_line_twice_store_once(
+    other: TenantDb, filled: bytes
+) -> None:
+    first = await import_bytes(other, filled)
+    second = await import_bytes(other, filled)
+    assert second.stored == dict.fromkeys(first.stored, 0)
+    assert second.present == first.stored
+    lines = records(filled)
+    doubled = rebuild([lines[0], lines[0], *lines[1:], lines[4]])
+    third = await import_bytes(other, doubled)
+    assert sum(third.stored.values()) == 0 and third.records == len(lines) + 2
+    assert records(await export(other)) == lines
+
+
+async def test_a_conflicting_id_names_its_line(
+    db: TenantDb, other: TenantDb, filled: bytes
+) -> None:
+    lines = records(filled)
+    await import_bytes(other, filled)
+    at = next(i for i, line in enumerate(lines) if b'"record":"event"' in line)
+    changed = orjson.loads(lines[at])
+    changed["body"] = "Something else entirely."
+    lines[at] = orjson.dumps(changed) + b"\n"
+    with pytest.raises(Conflict) as err:
+        await import_bytes(other, rebuild(lines))
+    # The header is line 1: record i is line i + 2.
+    assert err.value.message.startswith(f"line {at + 2}: event {changed['id']} is already")
+    assert "body" in err.value.message
+
+
+async def test_a_reused_idempotency_key_is_a_conflict(other: TenantDb, filled: bytes) -> None:
+    lines = records(filled)
+    await import_bytes(other, filled)
+    at = next(i for i, line in enumerate(lines) if b'"idempotency_key":"ent_acme-old-0"' in line)
+    changed = orjson.loads(lines[at])
+    changed["id"] = "evt_01aaaaaaaaaaaaaaaaaaaaaaaa"
+    with pytest.raises(
+        Conflict, match=f"line {len(lines) + 2}: idempotency_key .ent_acme-old-0. is"
+    ):
+        await import_bytes(other, rebuild([*lines, orjson.dumps(changed) + b"\n"]))
+
+
+def _replace(data: bytes, old: bytes, new: bytes) -> bytes:
+    assert old in data
+    return data.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    ("damage", "error"),
+    [
+        (lambda d: b"", "no trailer"),
+        (lambda d: d.splitlines(keepends=True)[0], "no trailer"),
+        (lambda d: b"hello\n" + d, "line 1: not JSON"),
+        (lambda d: b'{"a": 1}\n' + d, "line 1: not a jet-memory-export file"),
+        (lambda d: _replace(d, b'"version":1', b'"version":2'), "format version 2 is not"),
+        (lambda d: _replace(d, b"Call 1 with", b"Call 9 with"), "checksum mismatch"),
+        (lambda d: b"".join(d.splitlines(keepends=True)[:-2]) + d.splitlines()[-1], "counts"),
+        (lambda d: d + b"{}\n", "a line after the trailer"),
+        (lambda d: _replace(d, b'"record":"llm_call"', b'"record":"llama"'), "unknown record"),
+        (lambda d: _replace(d, b'"record":"llm_call"', b'"record":["x"]'), "unknown record"),
+        (lambda d: _replace(d, b'"counts":{', b'"counts":[],"c":{'), "the trailer has no counts"),
+    ],
+)
+async def test_a_bad_file_fails_before_anything_is_written(
+    other: TenantDb, filled: bytes, damage: object, error: str
+) -> None:
+    with pytest.raises(InvalidInput, match=error):
+        await import_bytes(other, damage(filled))  # type: ignore[operator]
+    assert records(await export(other)) == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("body", "", "body must not be empty"),
+        ("body", "x" * 70_000, "body is 70000 bytes; the limit is 65536 bytes"),
+        ("scope", "galaxy", "scope must be one of"),
+        ("occurred_at", "yesterday", "occurred_at must be an ISO 8601 time"),
+        ("kind", 7, "kind must be a string"),
+        ("colour", "red", "colour is not a field of a event record"),
+        ("id", "evt_" + "x" * 40, "id is longer than 40 characters"),
+        ("source_ref", "a\x00b", "source_ref must not contain NUL"),
+        ("compressed_at", None, "compressed_at and compressed_into go together"),
+    ],
+)
+async def test_a_bad_record_is_refused_naming_its_line_and_field(
+    other: TenantDb, filled: bytes, field: str, value: object, message: str
+) -> None:
+    lines = records(filled)
+    at = next(i for i, line in enumerate(lines) if b'"record":"event"' in line)
+    changed = orjson.loads(lines[at])
+    changed[field] = value
+    lines[at] = orjson.dumps(changed) + b"\n"
+    with pytest.raises(ExpectedError) as err:
+        await import_bytes(other, rebuild(lines))
+    assert err.value.message.startswith(f"line {at + 2} (event): ")
+    assert message in err.value.message
+    assert records(await export(other)) == []
+
+
+async def test_a_line_over_the_bound_is_refused_unparsed(
+    other: TenantDb, filled: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    longest = max(len(line) for line in filled.splitlines(keepends=True))
+    monkeypatch.setattr(portability_import, "MAX_LINE_BYTES", longest - 1)
+    with pytest.raises(InvalidInput, match=f"longer than {longest - 1} bytes"):
+        await import_bytes(other, filled)
+
+
+async def test_a_record_naming_a_missing_one_is_refused(other: TenantDb, filled: bytes) -> None:
+    # Events folded into a summary, without the summary's entry line.
+    lines = [r for r in records(filled) if b'"source":"compactor"' not in r]
+    with pytest.raises(InvalidInput, match="compressed_into 'mem_.*' names a record"):
+        await import_bytes(other, rebuild(lines))
+
+
+async def test_a_scope_export_holds_that_subject_only(
+    container: Container, tenant: TenantFixture, db: TenantDb, other: TenantDb
+) -> None:
+    await fill(container, tenant.id, db)
+    await fill(container, tenant.id, db, ref="ent_globex")
+    data = await export(db, scope=Scope.ENTITY, scope_ref="ent_globex")
+    head = orjson.loads(data.splitlines()[0])
+    assert head["records"] == ["entry", "event", "provenance"]
+    kinds = [orjson.loads(r)["record"] for r in records(data)]
+    assert kinds.count("entry") == 2 and kinds.count("event") == 9
+    assert kinds.count("provenance") == 5
+    assert b"ent_acme" not in data and b"Mondays" not in data
+    await import_bytes(other, data)
+    assert records(await export(other)) == records(data)
+
+
+async def test_a_subject_export_is_bounded(
+    container: Container, tenant: TenantFixture, db: TenantDb
+) -> None:
+    await fill(container, tenant.id, db)
+    with pytest.raises(TooLarge, match="scope holds 16 records, over the 15"):
+        await portability.subject_export(
+            db, scope=Scope.ENTITY, scope_ref="ent_acme", max_records=15
+        )
+    lines = await portability.subject_export(
+        db, scope=Scope.ENTITY, scope_ref="ent_acme", max_records=16
+    )
+    assert len([chunk async for chunk in lines]) == 5  # header, a page of each kind, trailer
+    with pytest.raises(InvalidInput, match="scopeRef is required"):
+        await portability.subject_export(db, scope=Scope.ENTITY, scope_ref=None, max_records=9)
+
+
+async def test_pages_are_read_by_keyset(
+    container: Container, tenant: TenantFixture, db: TenantDb, filled: bytes
+) -> None:
+    for snapshot in (True, False):
+        paged = await export(db, page_size=2, snapshot=snapshot)
+        assert records(paged) == records(filled)
+
+
+async def test_a_number_over_what_a_backend_holds_is_refused(
+    other: TenantDb, filled: bytes
+) -> None:
+    lines = records(filled)
+    at = next(i for i, line in enumerate(lines) if b'"record":"entry"' in line)
+    changed = orjson.loads(lines[at])
+    changed["version"] = 2**40
+    lines[at] = orjson.dumps(changed) + b"\n"
+    with pytest.raises(InvalidInput, match=f"line {at + 2} \\(entry\\): version must be 0 to"):
+        await import_bytes(other, rebuild(lines))
