@@ -13,7 +13,7 @@ resolver gets the record as its root. `tests/graphql/test_record_values.py` pins
 """
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Optional, cast
+from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
 
 import strawberry
 from strawberry.types import Info
@@ -21,10 +21,12 @@ from strawberry.types import Info
 from app.errors import ErrorCode, ExpectedError
 from app.graphql.errors import QueryError
 from app.services import entries as entries_service
+from app.services import history as history_service
 from app.services.records import Edge, Entry, EntrySource, Event, Page, Scope
 
 if TYPE_CHECKING:
     from app.graphql.context import Context
+    from app.graphql.data_rights import MemoryEntryVersionConnection
 
 MemoryScope = strawberry.enum(Scope, name="MemoryScope")
 EntrySourceEnum = strawberry.enum(EntrySource, name="EntrySource")
@@ -108,6 +110,23 @@ async def resolve_source_events(
     return MemoryEventConnection.of(page)
 
 
+async def resolve_history(
+    root: Entry,
+    info: Info["Context", None],
+    first: int | None = 20,
+    after: str | None = None,
+) -> Annotated["MemoryEntryVersionConnection", strawberry.lazy("app.graphql.data_rights")]:
+    from app.graphql.data_rights import MemoryEntryVersionConnection  # it imports this module
+
+    try:
+        page = await history_service.versions(
+            info.context.db, str(root.id), first=20 if first is None else first, after=after
+        )
+    except ExpectedError as exc:
+        raise QueryError(exc) from None
+    return MemoryEntryVersionConnection.of(page)
+
+
 @strawberry.type(description="A curated, searchable, scored memory item.")
 class MemoryEntry:
     id: strawberry.ID
@@ -126,6 +145,12 @@ class MemoryEntry:
     source_events: "MemoryEventConnection" = strawberry.field(
         resolver=resolve_source_events,
         description="for compactor entries: the raw events that were folded into it",
+    )
+    history: Annotated[
+        "MemoryEntryVersionConnection", strawberry.lazy("app.graphql.data_rights")
+    ] = strawberry.field(
+        resolver=resolve_history,
+        description="the versions updates, restores and deletes replaced, newest first",
     )
 
     @staticmethod

@@ -86,7 +86,8 @@ class Authenticator:
         self._control = control
         self._ttl = ttl
         self._max = max_size
-        self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        # digest -> (tenant id, expiry, key id)
+        self._cache: OrderedDict[str, tuple[str, float, str]] = OrderedDict()
         self._lookups: dict[str, asyncio.Future[str | None]] = {}
 
     def cached(self, secret: str) -> str | None:
@@ -142,8 +143,22 @@ class Authenticator:
             return None
         tenant_id = found[2]
         if self._ttl > 0:
-            self._cache[digest] = (tenant_id, now + self._ttl)
+            self._cache[digest] = (tenant_id, now + self._ttl, found[0])
             self._cache.move_to_end(digest)
             while len(self._cache) > self._max:
                 self._cache.popitem(last=False)
         return tenant_id
+
+    async def key_id_for(self, secret: str) -> str | None:
+        """The id of a verified key (who asked, for history and erasure receipts): from
+        the cache when it is there, else from the control database."""
+        if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+            return None
+        digest = _hash(secret)
+        hit = self._cache.get(digest)
+        if hit is not None and hit[1] > time.monotonic():
+            return hit[2]
+        found = await self._control.key_by_hash(digest)
+        if found is None or not hmac.compare_digest(found[1], digest):
+            return None
+        return found[0]
