@@ -123,7 +123,7 @@ async def restore(
             _check_expected(expected_version, current.version)
             await record(conn, current, change="restore", by=by, at=now)
             await conn.execute(
-                update(en).where(en.c.id == entry_id).values(values, version=current.version + 1)
+                update(en).where(en.c.id == entry_id).values(**values, version=current.version + 1)
             )
         else:
             last = (
@@ -144,7 +144,7 @@ async def restore(
                 )
             await conn.execute(
                 insert(en).values(
-                    values,
+                    **values,
                     id=entry_id,
                     scope=deleted.scope.value,
                     scope_ref=deleted.scope_ref,

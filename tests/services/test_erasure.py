@@ -70,7 +70,9 @@ async def test_erase_subject_takes_everything_of_it_and_nothing_else(
     page = await events.list_events(db, EventFilter(search="Acme"), first=10, after=None)
     assert page.edges == []
     # ent_b untouched: its events still folded into its summary
-    rows = await read_rows(db.engine, select(ev.c.id, ev.c.compressed_into).where(ev.c.scope_ref == "ent_b"))
+    rows = await read_rows(
+        db.engine, select(ev.c.id, ev.c.compressed_into).where(ev.c.scope_ref == "ent_b")
+    )
     assert sorted(r[0] for r in rows) == sorted(kept) and all(r[1] for r in rows)
     after = await entries.list_entries(db, EntryFilter(scope_ref="ent_b"), first=10, after=None)
     assert after.edges == b_entries.edges
@@ -170,6 +172,8 @@ async def test_no_trace_in_the_database_files(db: TenantDb, settings: Settings) 
     assert marker.encode() not in _raw(path).lower()
     async with write_transaction(db.engine) as conn:  # nor in any index, by any query
         for table in ("memory_events_fts", "memory_entries_fts"):
-            hit = await conn.execute(text(f"SELECT count(*) FROM {table} WHERE {table} MATCH :m"), {"m": marker})
+            hit = await conn.execute(
+                text(f"SELECT count(*) FROM {table} WHERE {table} MATCH :m"), {"m": marker}
+            )
             assert hit.scalar_one() == 0
     assert all([await events.get_event(db, i) is not None for i in ids])
