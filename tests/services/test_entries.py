@@ -39,16 +39,22 @@ async def test_create_get_update_delete(db: TenantDb) -> None:
     assert e.version == 1 and e.tags == ["decision", "roas"] and e.source is EntrySource.MANUAL
     assert await entries.get_entry(db, e.id) == e
 
-    updated = await entries.update_entry(db, e.id, EntryPatch(summary="Acme targets ROAS 4.5."), by="key_test")
+    updated = await entries.update_entry(
+        db, e.id, EntryPatch(summary="Acme targets ROAS 4.5."), by="key_test"
+    )
     assert updated.version == 2 and updated.title == e.title and updated.importance == 5
     assert updated.updated_at >= e.updated_at and updated.created_at == e.created_at
     same = await entries.update_entry(db, e.id, EntryPatch(), by="key_test")
     assert same.version == 2  # nothing given, nothing changed
 
     with pytest.raises(Conflict) as info:
-        await entries.update_entry(db, e.id, EntryPatch(title="x", expected_version=1), by="key_test")
+        await entries.update_entry(
+            db, e.id, EntryPatch(title="x", expected_version=1), by="key_test"
+        )
     assert info.value.field == ["expectedVersion"]
-    ok = await entries.update_entry(db, e.id, EntryPatch(title="x", expected_version=2), by="key_test")
+    ok = await entries.update_entry(
+        db, e.id, EntryPatch(title="x", expected_version=2), by="key_test"
+    )
     assert ok.version == 3 and ok.title == "x"
 
     assert await entries.delete_entry(db, e.id, by="key_test") == e.id
@@ -290,7 +296,11 @@ async def test_concurrent_updates_with_one_expected_version_let_exactly_one_win(
         outcomes = await asyncio.gather(
             *(
                 entries.update_entry(
-                    db, e.id, EntryPatch(summary=f"{round_}-{i}", expected_version=current.version), by="key_test")
+                    db,
+                    e.id,
+                    EntryPatch(summary=f"{round_}-{i}", expected_version=current.version),
+                    by="key_test",
+                )
                 for i in range(4)
             ),
             return_exceptions=True,
