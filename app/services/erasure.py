@@ -11,7 +11,7 @@ from app import ids
 from app.errors import InvalidInput, NotFound, TooLarge
 from app.services import cursors, history, limits, validation
 from app.services.records import ErasureReceipt, Page, Scope, new_edge
-from app.storage.erasure import erasing_transaction
+from app.storage.erasure import erasing_transaction, vacuum_tenant
 from app.storage.lists import in_list, storable
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
@@ -184,3 +184,9 @@ async def list_erasures(db: TenantDb, *, first: int, after: str | None) -> Page[
         for r in rows[:first]
     ]
     return Page(edges, has_next_page=len(rows) > first)
+
+
+async def reclaim_space(db: TenantDb) -> None:
+    """Rewrite the tenant's tables now so erased rows' space is reused (an operator's step
+    after an erasure on PostgreSQL, where deleted rows stay in their pages until VACUUM)."""
+    await vacuum_tenant(db.engine)

@@ -54,6 +54,31 @@ async def resolve_tenant(control: ControlDb, id_or_name: str) -> TenantRow:
     return tenant
 
 
+@dataclass(frozen=True, slots=True)
+class Removal:
+    id: str
+    tenant_id: str
+    name: str
+    keys: int
+    storage: str
+
+
+async def remove_tenant(
+    control: ControlDb, databases: TenantDatabases, tenant: TenantRow, *, settle_s: float
+) -> Removal:
+    """Remove a tenant: its keys stop working, then (once every process's key cache has
+    expired, `settle_s`) its database is dropped and its keys, policy and row deleted with
+    a receipt in the control database; the name is free again. Run again after a crash, it
+    finishes the job."""
+    await control.disable_tenant(tenant.id)
+    if settle_s > 0:
+        await asyncio.sleep(settle_s)
+    storage = await databases.drop(tenant.id)
+    removal_id = ids.new_id(ids.REMOVAL)
+    keys = await control.delete_tenant(tenant, removal_id=removal_id, storage=storage)
+    return Removal(removal_id, tenant.id, tenant.name, keys, storage)
+
+
 async def create_key(control: ControlDb, tenant_id: str) -> IssuedKey:
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     row = await control.insert_key(
