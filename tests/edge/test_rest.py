@@ -123,6 +123,11 @@ ROUTES = [
     ("GET", "/memory/events"),
     ("POST", "/memory/events"),
     ("GET", "/memory/context"),
+    ("GET", "/memory/mem_x/versions"),
+    ("POST", "/memory/mem_x/restore"),
+    ("GET", "/memory/erasures"),
+    ("POST", "/memory/erasures"),
+    ("DELETE", "/memory/events/mem_x"),
 ]
 
 
