@@ -71,7 +71,7 @@ def _fill(path: Path, rows: Iterator[tuple[Any, ...]], total: int, shown: bool) 
 
 async def erase_subjects(args: argparse.Namespace, data_dir: Path) -> list[float]:
     """Seconds per subject erasure, one per target subject."""
-    settings = Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, data_dir=data_dir)
     c = await build(settings)
     try:
         tenant, _ = await tenants.create_tenant(c.control, c.tenants, "bench-erasure")
@@ -105,7 +105,7 @@ def _chain(*its: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
 
 async def history_ab(args: argparse.Namespace, data_dir: Path) -> tuple[float, float]:
     """Median seconds per update without the versions write (A) and with it (B)."""
-    settings = Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, data_dir=data_dir)
     c = await build(settings)
     real_record = history.record
 
@@ -123,7 +123,7 @@ async def history_ab(args: argparse.Namespace, data_dir: Path) -> tuple[float, f
             ]
             for r in range(args.rounds):
                 for label, samples in (("A", a), ("B", b)) if r % 2 else (("B", b), ("A", a)):
-                    history.record = real_record if label == "B" else no_record  # type: ignore[assignment]
+                    history.record = real_record if label == "B" else no_record
                     for e in made:
                         started = time.perf_counter()
                         await entries.update_entry(
@@ -131,7 +131,7 @@ async def history_ab(args: argparse.Namespace, data_dir: Path) -> tuple[float, f
                         )
                         samples.append(time.perf_counter() - started)
     finally:
-        history.record = real_record  # type: ignore[assignment]
+        history.record = real_record
         await c.aclose()
     return statistics.median(a), statistics.median(b)
 

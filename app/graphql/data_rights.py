@@ -12,52 +12,14 @@ from app.errors import ExpectedError
 from app.graphql.context import Context
 from app.graphql.errors import QueryError
 from app.graphql.types import (
-    EntrySourceEnum,
     MemoryEntry,
+    MemoryEntryVersionConnection,
     MemoryScope,
     PageInfo,
     UserError,
 )
-from app.services import erasure, history
-from app.services.records import EntryVersion, ErasureReceipt, Page, Scope
-
-
-@strawberry.type(description="An earlier version of an entry, as it was before `change`.")
-class MemoryEntryVersion:
-    entry_id: strawberry.ID
-    version: int
-    scope: MemoryScope  # type: ignore[valid-type]
-    scope_ref: str | None
-    title: str
-    summary: str
-    tags: list[str]
-    importance: int
-    source: EntrySourceEnum  # type: ignore[valid-type]
-    created_at: datetime
-    updated_at: datetime
-    change: str = strawberry.field(description="what replaced it: update, restore or delete")
-    changed_at: datetime
-    changed_by: str = strawberry.field(description="the API key id, compactor or operator")
-
-
-@strawberry.type
-class MemoryEntryVersionEdge:
-    cursor: str
-    node: MemoryEntryVersion
-
-
-@strawberry.type
-class MemoryEntryVersionConnection:
-    edges: list[MemoryEntryVersionEdge]
-    page_info: PageInfo
-
-    @classmethod
-    def of(cls, page: Page[EntryVersion]) -> "MemoryEntryVersionConnection":
-        # The records have every field under the same name (see app/graphql/types.py).
-        return cls(
-            edges=page.edges,  # type: ignore[arg-type]
-            page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
-        )
+from app.services import erasure, history, restore
+from app.services.records import ErasureReceipt, Scope
 
 
 @strawberry.type(
@@ -144,7 +106,7 @@ async def resolve_restore(
 ) -> RestorePayload:
     ctx = info.context
     try:
-        entry = await history.restore(
+        entry = await restore.restore_entry(
             ctx.db, str(id), input.version, expected_version=input.expected_version,
             by=await ctx.requester(),
         )  # fmt: skip
@@ -156,8 +118,8 @@ async def resolve_restore(
 
 async def resolve_erase_subject(
     info: Info[Context, None],
-    scope: MemoryScope,
-    scope_ref: str | None = None,  # type: ignore[valid-type]
+    scope: MemoryScope,  # type: ignore[valid-type]
+    scope_ref: str | None = None,
 ) -> ErasurePayload:
     ctx = info.context
     try:

@@ -13,7 +13,7 @@ resolver gets the record as its root. `tests/graphql/test_record_values.py` pins
 """
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import strawberry
 from strawberry.types import Info
@@ -22,11 +22,10 @@ from app.errors import ErrorCode, ExpectedError
 from app.graphql.errors import QueryError
 from app.services import entries as entries_service
 from app.services import history as history_service
-from app.services.records import Edge, Entry, EntrySource, Event, Page, Scope
+from app.services.records import Edge, Entry, EntrySource, EntryVersion, Event, Page, Scope
 
 if TYPE_CHECKING:
     from app.graphql.context import Context
-    from app.graphql.data_rights import MemoryEntryVersionConnection
 
 MemoryScope = strawberry.enum(Scope, name="MemoryScope")
 EntrySourceEnum = strawberry.enum(EntrySource, name="EntrySource")
@@ -115,9 +114,7 @@ async def resolve_history(
     info: Info["Context", None],
     first: int | None = 20,
     after: str | None = None,
-) -> Annotated["MemoryEntryVersionConnection", strawberry.lazy("app.graphql.data_rights")]:
-    from app.graphql.data_rights import MemoryEntryVersionConnection  # it imports this module
-
+) -> "MemoryEntryVersionConnection":
     try:
         page = await history_service.versions(
             info.context.db, str(root.id), first=20 if first is None else first, after=after
@@ -146,9 +143,7 @@ class MemoryEntry:
         resolver=resolve_source_events,
         description="for compactor entries: the raw events that were folded into it",
     )
-    history: Annotated[
-        "MemoryEntryVersionConnection", strawberry.lazy("app.graphql.data_rights")
-    ] = strawberry.field(
+    history: "MemoryEntryVersionConnection" = strawberry.field(
         resolver=resolve_history,
         description="the versions updates, restores and deletes replaced, newest first",
     )
@@ -205,6 +200,44 @@ def _edges(edges: list[Edge[Event]] | list[Edge[Entry]]) -> list[Any]:
 def _page_info(page: Page[Any]) -> PageInfo:
     """The value served for a PageInfo: the Page record (has_next_page, end_cursor)."""
     return cast("PageInfo", page)
+
+
+@strawberry.type(description="An earlier version of an entry, as it was before `change`.")
+class MemoryEntryVersion:
+    entry_id: strawberry.ID
+    version: int
+    scope: MemoryScope  # type: ignore[valid-type]
+    scope_ref: str | None
+    title: str
+    summary: str
+    tags: list[str]
+    importance: int
+    source: EntrySourceEnum  # type: ignore[valid-type]
+    created_at: datetime
+    updated_at: datetime
+    change: str = strawberry.field(description="what replaced it: update, restore or delete")
+    changed_at: datetime
+    changed_by: str = strawberry.field(description="the API key id, compactor or operator")
+
+
+@strawberry.type
+class MemoryEntryVersionEdge:
+    cursor: str
+    node: MemoryEntryVersion
+
+
+@strawberry.type
+class MemoryEntryVersionConnection:
+    edges: list[MemoryEntryVersionEdge]
+    page_info: PageInfo
+
+    @classmethod
+    def of(cls, page: Page[EntryVersion]) -> "MemoryEntryVersionConnection":
+        # The records have every field under the same name (see app/graphql/types.py).
+        return cls(
+            edges=page.edges,  # type: ignore[arg-type]
+            page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
+        )
 
 
 @strawberry.input

@@ -2,6 +2,7 @@
 and every entry version, or one event, gone in one transaction, with a receipt that holds
 counts and never content. The only deletes the event log lets through (storage/erasure.py)."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, or_, select, update
@@ -178,7 +179,7 @@ async def list_erasures(db: TenantDb, *, first: int, after: str | None) -> Page[
         .order_by(er.c.erased_at.desc(), er.c.id.desc())
         .limit(first + 1)
     )
-    rows = await read_rows(db.engine, stmt)
+    rows: Sequence[Any] = await read_rows(db.engine, stmt)
     edges = [
         new_edge(cursors.encode("erasures", [r[1].isoformat(), r[0]]), _receipt(r))
         for r in rows[:first]

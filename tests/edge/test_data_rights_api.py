@@ -18,7 +18,8 @@ ERASE_EVENT = f"""mutation($id: ID!) {{
 RECEIPTS = f"{{ memoryErasures(first: 10) {{ edges {{ node {{ {RECEIPT} }} }} }} }}"
 VERSION = "entryId version title summary change changedBy"
 HISTORY = f"""query($id: ID!) {{ memoryEntry(id: $id) {{ version
-  history(first: 10) {{ edges {{ cursor node {{ {VERSION} }} }} pageInfo {{ hasNextPage }} }} }} }}"""
+  history(first: 10) {{ edges {{ cursor node {{ {VERSION} }} }}
+  pageInfo {{ hasNextPage }} }} }} }}"""
 VERSIONS = f"""query($id: ID!) {{ memoryEntryVersions(id: $id, first: 10) {{
   edges {{ node {{ {VERSION} }} }} }} }}"""
 RESTORE = f"""mutation($id: ID!, $input: RestoreMemoryEntryInput!) {{
@@ -41,11 +42,11 @@ async def key_id(container: Container, t: TenantFixture) -> str:
 
 
 async def seed(client: httpx.AsyncClient, t: TenantFixture, ref: str) -> tuple[str, str]:
-    r = await client.post("/memory/events", headers=t.headers,
-                          json={"scope": "entity", "scopeRef": ref, "kind": "note", "body": "x"})  # fmt: skip
+    event = {"scope": "entity", "scopeRef": ref, "kind": "note", "body": "x"}
+    r = await client.post("/memory/events", headers=t.headers, json=event)
     assert r.status_code == 201
-    e = await client.post("/memory", headers=t.headers,
-                          json={"scope": "entity", "scopeRef": ref, "title": "t", "summary": "v1"})  # fmt: skip
+    entry = {"scope": "entity", "scopeRef": ref, "title": "t", "summary": "v1"}
+    e = await client.post("/memory", headers=t.headers, json=entry)
     assert e.status_code == 201
     return r.json()["id"], e.json()["id"]
 

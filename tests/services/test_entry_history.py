@@ -4,7 +4,7 @@
 import pytest
 
 from app.errors import Conflict, InvalidInput, NotFound
-from app.services import entries, history
+from app.services import entries, history, restore
 from app.services.records import EntryIn, EntryPatch, EntrySource, Scope
 from app.storage.tenants import TenantDb
 
@@ -47,9 +47,9 @@ async def test_restore_brings_back_an_earlier_version_as_a_new_one(db: TenantDb)
     e = await entries.create_entry(db, note())
     await entries.update_entry(db, e.id, EntryPatch(summary="v2", importance=5), by="key_a")
     with pytest.raises(Conflict) as stale:
-        await history.restore(db, e.id, 1, expected_version=1, by="key_a")
+        await restore.restore_entry(db, e.id, 1, expected_version=1, by="key_a")
     assert stale.value.field == ["expectedVersion"]
-    back = await history.restore(db, e.id, 1, expected_version=2, by="key_b")
+    back = await restore.restore_entry(db, e.id, 1, expected_version=2, by="key_b")
     assert (back.version, back.summary, back.importance, back.created_at) == (
         3, "v1", 3, e.created_at,
     )  # fmt: skip
@@ -57,13 +57,13 @@ async def test_restore_brings_back_an_earlier_version_as_a_new_one(db: TenantDb)
     assert (top.version, top.summary, top.change, top.changed_by) == (2, "v2", "restore", "key_b")
 
     with pytest.raises(NotFound) as missing:
-        await history.restore(db, e.id, 9, expected_version=None, by="k")
+        await restore.restore_entry(db, e.id, 9, expected_version=None, by="k")
     assert missing.value.field == ["version"]
     with pytest.raises(NotFound) as nobody:
-        await history.restore(db, "mem_nope", 1, expected_version=None, by="k")
+        await restore.restore_entry(db, "mem_nope", 1, expected_version=None, by="k")
     assert nobody.value.field == ["id"]
     with pytest.raises(InvalidInput):
-        await history.restore(db, e.id, 0, expected_version=None, by="k")
+        await restore.restore_entry(db, e.id, 0, expected_version=None, by="k")
     with pytest.raises(InvalidInput):
         await history.versions(db, e.id, first=10, after="junk")
 
@@ -73,8 +73,8 @@ async def test_a_deleted_entry_comes_back_under_its_id(db: TenantDb) -> None:
     await entries.update_entry(db, e.id, EntryPatch(summary="v2"), by="key_a")
     await entries.delete_entry(db, e.id, by="key_a")
     with pytest.raises(Conflict):
-        await history.restore(db, e.id, 1, expected_version=1, by="key_a")
-    back = await history.restore(db, e.id, 1, expected_version=2, by="key_a")
+        await restore.restore_entry(db, e.id, 1, expected_version=1, by="key_a")
+    back = await restore.restore_entry(db, e.id, 1, expected_version=2, by="key_a")
     assert (back.id, back.version, back.summary) == (e.id, 3, "v1")
     assert await entries.get_entry(db, e.id) == back
 
@@ -86,4 +86,4 @@ async def test_a_deleted_compactor_summary_is_not_restored(db: TenantDb) -> None
         e = await entries.insert_entry(conn, note(source=EntrySource.COMPACTOR))
     await entries.delete_entry(db, e.id, by="key_a")
     with pytest.raises(Conflict, match="compaction run"):
-        await history.restore(db, e.id, 1, expected_version=None, by="key_a")
+        await restore.restore_entry(db, e.id, 1, expected_version=None, by="key_a")

@@ -3,6 +3,7 @@ summaries erased and their other events released, receipts, and no trace in the 
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import delete, func, select, text
@@ -70,7 +71,7 @@ async def test_erase_subject_takes_everything_of_it_and_nothing_else(
     page = await events.list_events(db, EventFilter(search="Acme"), first=10, after=None)
     assert page.edges == []
     # ent_b untouched: its events still folded into its summary
-    rows = await read_rows(
+    rows: Any = await read_rows(
         db.engine, select(ev.c.id, ev.c.compressed_into).where(ev.c.scope_ref == "ent_b")
     )
     assert sorted(r[0] for r in rows) == sorted(kept) and all(r[1] for r in rows)

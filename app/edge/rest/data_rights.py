@@ -22,7 +22,7 @@ from app.edge.rest.models import (
 )
 from app.edge.rest.parsing import parse_body, parse_query, read_body, require_json
 from app.edge.rest.problems import LIST_NAMES, service_errors
-from app.services import erasure, history, limits
+from app.services import erasure, history, limits, restore
 from app.services.records import EntrySource, EntryVersion, ErasureReceipt, Scope
 from app.storage.tenants import TenantDb
 
@@ -135,7 +135,7 @@ async def restore_entry(request: Request, db: TenantDb, container: Container) ->
     require_json(request)
     i = parse_body(await read_body(request), RESTORE_IN)
     with service_errors("body", {"id": ("id", "path")}):
-        entry = await history.restore(
+        entry = await restore.restore_entry(
             db, request.path_params["id"], i.version, expected_version=i.expected_version,
             by=await requester(request.scope, container),
         )  # fmt: skip
