@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from app import cli_portability, logs
+from app import cli_erasure, cli_portability, logs
 from app.config import Settings
 from app.deps import Container, build
 from app.errors import ExpectedError, InvalidInput
@@ -366,6 +366,7 @@ def parser() -> argparse.ArgumentParser:
     ts = t.add_parser("show", help="show a tenant's policy (the gateway key as set/unset)")
     ts.add_argument("tenant", help="tenant id or name")
     ts.set_defaults(fn=cmd_tenants_show)
+    cli_erasure.add_tenant_commands(t, _run)
 
     k = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="sub", required=True)
     kc = k.add_parser("create", help="issue a new API key for a tenant (id or name)")
@@ -385,6 +386,8 @@ def parser() -> argparse.ArgumentParser:
     )
     cp.set_defaults(fn=cmd_compact)
     cli_portability.add_parsers(sub, _run)
+
+    cli_erasure.add_commands(sub, _run)
 
     sub.add_parser(
         "mcp", help="serve the MCP tools over stdio, forwarding to JET_URL with JET_API_KEY"

@@ -233,3 +233,12 @@ def _with_retry_after(send: Send, wait: float) -> Send:
 def retry_after_header(wait: float) -> bytes:
     """Retry-After is whole seconds (RFC 9110): round up, at least 1."""
     return str(max(1, math.ceil(wait))).encode()
+
+
+async def requester(scope: Scope, container: Container) -> str:
+    """The id of the API key that made this request (TenantBound verified it): who changed
+    an entry or asked for an erasure."""
+    token = bearer_token(scope)
+    key_id = None if token is None else await container.auth.key_id_for(token)
+    # Revoked between TenantBound's check and now: still the key that asked.
+    return key_id or "revoked-key"

@@ -28,6 +28,7 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 
 from app.deps import Container
+from app.edge.auth import requester
 from app.edge.graphiql import graphiql_html
 from app.edge.observe import OPERATION_STATE_KEY, operation_type
 from app.edge.unavailable import graphql_extensions
@@ -210,6 +211,7 @@ class GraphQLView(GraphQL[Context, None]):
             request_id=state["request_id"],
             request=request,
             response=response,
+            actor=lambda: requester(request.scope, self.container),
         )
 
 

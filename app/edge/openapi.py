@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from app import __version__
 from app.edge.limits import MAX_BODY_BYTES
+from app.edge.rest import data_rights as rights
 from app.edge.rest import models as rest
 from app.edge.rest.problems import PROBLEM_JSON, Problem, ProblemError
 from app.services import limits
@@ -37,9 +38,16 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (rest.MemoryEventBatch, "serialization"),
     (Problem, "serialization"),
     (ProblemError, "serialization"),
+    (rights.PageQuery, "validation"),
+    (rights.RestoreMemoryEntryInput, "validation"),
+    (rights.EraseMemorySubjectInput, "validation"),
+    (rights.MemoryEntryVersionList, "serialization"),
+    (rights.Erasure, "serialization"),
+    (rights.ErasureList, "serialization"),
 ]
 QUERY_MODELS = {
     rest.MemoryEntryQuery, rest.MemoryEventQuery, rest.MemoryContextQuery, rest.MemoryExportQuery,
+    rights.PageQuery,
 }  # fmt: skip
 
 DESCRIPTION = f"""\
@@ -329,7 +337,7 @@ def openapi_document() -> dict[str, Any]:
                 ),  # fmt: skip
             },
         },
-        # GET /memory/context (the context loader) is documented here once it exists.
+        **_data_rights_paths(entry_id, query[rights.PageQuery]),
     }
     problem_headers = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
     responses = {
@@ -363,6 +371,74 @@ def openapi_document() -> dict[str, Any]:
                     "scheme": "bearer",
                     "description": "an API key from `jet-memory keys create`",
                 }
+            },
+        },
+    }
+
+
+def _data_rights_paths(entry_id: dict[str, Any], page: dict[str, Any]) -> dict[str, Any]:
+    """Entry history and erasure (docs/erasure.md)."""
+    event_id = {**entry_id, "schema": {"type": "string", "pattern": "^evt_[0-9a-z]{26}$"}}
+    return {
+        "/memory/{id}/versions": {
+            "parameters": [entry_id],
+            "get": {
+                "operationId": "listMemoryEntryVersions",
+                "summary": "Earlier versions of an entry (also a deleted one), newest first",
+                "parameters": _query_parameters(page),
+                "responses": _responses(
+                    {"200": _ok("a page of versions", _ref("MemoryEntryVersionList"))}, 400
+                ),
+            },
+        },
+        "/memory/{id}/restore": {
+            "parameters": [entry_id],
+            "post": {
+                "operationId": "restoreMemoryEntry",
+                "summary": "Bring back an earlier version as a new version",
+                "requestBody": {"required": True, **_json(_ref("RestoreMemoryEntryInput"))},
+                "responses": _responses(
+                    {"200": _ok("the restored entry", _ref("MemoryEntry"))},
+                    400,
+                    404,
+                    409,
+                    413,
+                    415,
+                    422,
+                ),  # fmt: skip
+            },
+        },
+        "/memory/erasures": {
+            "get": {
+                "operationId": "listMemoryErasures",
+                "summary": "This tenant's erasure receipts, newest first",
+                "parameters": _query_parameters(page),
+                "responses": _responses(
+                    {"200": _ok("a page of receipts", _ref("ErasureList"))}, 400
+                ),
+            },
+            "post": {
+                "operationId": "eraseMemorySubject",
+                "summary": "Erase every event, entry, folded summary and entry version of "
+                "(scope, scopeRef), in one transaction",
+                "description": f"At most {limits.ERASURE_EVENTS_MAX} events per request "
+                "(more is a 422 TOO_LARGE naming scopeRef); an operator erases more with "
+                "`jet-memory erase`.",
+                "requestBody": {"required": True, **_json(_ref("EraseMemorySubjectInput"))},
+                "responses": _responses(
+                    {"201": _ok("erased; the receipt", _ref("Erasure"))}, 400, 413, 415, 422
+                ),
+            },
+        },
+        "/memory/events/{id}": {
+            "parameters": [event_id],
+            "delete": {
+                "operationId": "eraseMemoryEvent",
+                "summary": "Erase one event (a summary that folded it is erased, its other "
+                "events released)",
+                "responses": _responses(
+                    {"200": _ok("erased; the receipt", _ref("Erasure"))}, 400, 404
+                ),
             },
         },
     }

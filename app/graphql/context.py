@@ -1,5 +1,6 @@
 """Per-request GraphQL context: the tenant's database, bound at the edge from the API key."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,13 @@ class Context:
     response: Any = None
     # (name, type) of the operation, left by NoteOperation for the edge's metrics.
     operation: tuple[str | None, str] | None = None
+    # Who asks (the API key id), set by the edge: entry history and erasure receipts.
+    actor: Callable[[], Awaitable[str]] | None = None
     _entry_loader: DataLoader[str, Entry | None] | None = field(default=None, repr=False)
+
+    async def requester(self) -> str:
+        """The API key id of the request ("operator" for an in-process caller)."""
+        return "operator" if self.actor is None else await self.actor()
 
     @property
     def entry_loader(self) -> DataLoader[str, Entry | None]:

@@ -22,6 +22,7 @@ from app.graphql import fastpath
 from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
+from app.graphql.data_rights import DataRightsMutation, DataRightsQuery
 from app.graphql.errors import QueryError
 from app.graphql.extensions import operation_extensions
 from app.graphql.types import (
@@ -218,7 +219,9 @@ async def resolve_update_memory_entry(
         importance=input.importance, expected_version=input.expected_version,
     )  # fmt: skip
     try:
-        entry = await entries.update_entry(info.context.db, str(id), patch)
+        entry = await entries.update_entry(
+            info.context.db, str(id), patch, by=await info.context.requester()
+        )
     except ExpectedError as exc:
         return MemoryEntryPayload(entry=None, errors=[UserError.of(_with_input(exc))])
     return MemoryEntryPayload(entry=MemoryEntry.of(entry), errors=[])
@@ -226,7 +229,9 @@ async def resolve_update_memory_entry(
 
 async def resolve_delete_memory_entry(info: CtxInfo, id: strawberry.ID) -> DeleteMemoryEntryPayload:
     try:
-        deleted = await entries.delete_entry(info.context.db, str(id))
+        deleted = await entries.delete_entry(
+            info.context.db, str(id), by=await info.context.requester()
+        )
     except ExpectedError as exc:
         return DeleteMemoryEntryPayload(deleted_id=None, errors=[UserError.of(exc)])
     return DeleteMemoryEntryPayload(deleted_id=strawberry.ID(deleted), errors=[])
@@ -295,8 +300,8 @@ def build_schema(*, introspection: bool = True, fast_path: bool = True) -> straw
         "validation_rules": rules,
         "should_mask_error": _should_mask,
     }
-    query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
-    mutation = merge_types("Mutation", (Mutation, CompactionMutation))
+    query = merge_types("Query", (Query, ContextQuery, CompactionQuery, DataRightsQuery))
+    mutation = merge_types("Mutation", (Mutation, CompactionMutation, DataRightsMutation))
     if fast_path:
         return fastpath.build(UnexpectedLoggingSchema, query, mutation, **limits)
     extensions = operation_extensions(**limits)

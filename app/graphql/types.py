@@ -21,7 +21,8 @@ from strawberry.types import Info
 from app.errors import ErrorCode, ExpectedError
 from app.graphql.errors import QueryError
 from app.services import entries as entries_service
-from app.services.records import Edge, Entry, EntrySource, Event, Page, Scope
+from app.services import history as history_service
+from app.services.records import Edge, Entry, EntrySource, EntryVersion, Event, Page, Scope
 
 if TYPE_CHECKING:
     from app.graphql.context import Context
@@ -108,6 +109,21 @@ async def resolve_source_events(
     return MemoryEventConnection.of(page)
 
 
+async def resolve_history(
+    root: Entry,
+    info: Info["Context", None],
+    first: int | None = 20,
+    after: str | None = None,
+) -> "MemoryEntryVersionConnection":
+    try:
+        page = await history_service.versions(
+            info.context.db, str(root.id), first=20 if first is None else first, after=after
+        )
+    except ExpectedError as exc:
+        raise QueryError(exc) from None
+    return MemoryEntryVersionConnection.of(page)
+
+
 @strawberry.type(description="A curated, searchable, scored memory item.")
 class MemoryEntry:
     id: strawberry.ID
@@ -126,6 +142,10 @@ class MemoryEntry:
     source_events: "MemoryEventConnection" = strawberry.field(
         resolver=resolve_source_events,
         description="for compactor entries: the raw events that were folded into it",
+    )
+    history: "MemoryEntryVersionConnection" = strawberry.field(
+        resolver=resolve_history,
+        description="the versions updates, restores and deletes replaced, newest first",
     )
 
     @staticmethod
@@ -180,6 +200,44 @@ def _edges(edges: list[Edge[Event]] | list[Edge[Entry]]) -> list[Any]:
 def _page_info(page: Page[Any]) -> PageInfo:
     """The value served for a PageInfo: the Page record (has_next_page, end_cursor)."""
     return cast("PageInfo", page)
+
+
+@strawberry.type(description="An earlier version of an entry, as it was before `change`.")
+class MemoryEntryVersion:
+    entry_id: strawberry.ID
+    version: int
+    scope: MemoryScope  # type: ignore[valid-type]
+    scope_ref: str | None
+    title: str
+    summary: str
+    tags: list[str]
+    importance: int
+    source: EntrySourceEnum  # type: ignore[valid-type]
+    created_at: datetime
+    updated_at: datetime
+    change: str = strawberry.field(description="what replaced it: update, restore or delete")
+    changed_at: datetime
+    changed_by: str = strawberry.field(description="the API key id, compactor or operator")
+
+
+@strawberry.type
+class MemoryEntryVersionEdge:
+    cursor: str
+    node: MemoryEntryVersion
+
+
+@strawberry.type
+class MemoryEntryVersionConnection:
+    edges: list[MemoryEntryVersionEdge]
+    page_info: PageInfo
+
+    @classmethod
+    def of(cls, page: Page[EntryVersion]) -> "MemoryEntryVersionConnection":
+        # The records have every field under the same name (see app/graphql/types.py).
+        return cls(
+            edges=page.edges,  # type: ignore[arg-type]
+            page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
+        )
 
 
 @strawberry.input

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids
 from app.errors import Conflict, InvalidInput, NotFound, TooLarge
-from app.services import cursors, limits, search, search_cache, validation
+from app.services import cursors, history, limits, search, search_cache, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import (
@@ -103,9 +103,11 @@ async def create_entry(db: TenantDb, entry: EntryIn) -> Entry:
         return await insert_entry(conn, entry)
 
 
-async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
-    """Apply the fields given; a stale expected_version is a Conflict."""
+async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch, *, by: str) -> Entry:
+    """Apply the fields given, keeping the version replaced (`by`: who asks, see
+    history.check_actor); a stale expected_version is a Conflict."""
     validation.check_patch(patch)
+    history.check_actor(by)
     if not storable(entry_id):  # no id holds NUL
         raise NotFound(["id"], f"no memory entry {entry_id!r}")
     async with write_transaction(db.engine) as conn:
@@ -134,7 +136,9 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
             values["importance"] = patch.importance
         if not values:
             return current
-        values.update(updated_at=utcnow(), version=current.version + 1)
+        now = utcnow()
+        values.update(updated_at=now, version=current.version + 1)
+        await history.record(conn, current, change="update", by=by, at=now)
         done = await conn.execute(
             update(en).where(en.c.id == entry_id, en.c.version == current.version).values(values)
         )
@@ -144,14 +148,19 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch) -> Entry:
         return to_entry(row)
 
 
-async def delete_entry(db: TenantDb, entry_id: str) -> str:
-    """Delete an entry; the events a compactor entry folded return to the raw log."""
+async def delete_entry(db: TenantDb, entry_id: str, *, by: str) -> str:
+    """Delete an entry, keeping its last version; the events a compactor entry folded
+    return to the raw log."""
+    history.check_actor(by)
     if not storable(entry_id):  # no id holds NUL
         raise NotFound(["id"], f"no memory entry {entry_id!r}")
     async with write_transaction(db.engine) as conn:
-        found = (await conn.execute(select(en.c.id).where(en.c.id == entry_id))).first()
+        found = (
+            await conn.execute(select(*COLUMNS).where(en.c.id == entry_id).with_for_update())
+        ).first()
         if found is None:
             raise NotFound(["id"], f"no memory entry {entry_id!r}")
+        await history.record(conn, to_entry(found), change="delete", by=by, at=utcnow())
         await conn.execute(
             update(ev)
             .where(ev.c.compressed_into == entry_id)

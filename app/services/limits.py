@@ -30,3 +30,6 @@ GRAPHQL_MAX_OPERATIONS = 20  # operation definitions per document (one of them r
 GRAPHQL_MAX_FIELD_PAIRS = 1_000  # same-named fields compared by field merging, weighted
 GRAPHQL_MAX_VARIABLES = 50  # variable definitions per document
 GRAPHQL_MAX_VALUES = 500  # literal values written in a document (arguments, list items...)
+# Events one erasure over the API may remove (one transaction holds the tenant's write
+# lock meanwhile); an operator's CLI erasure has no cap.
+ERASURE_EVENTS_MAX = 100_000

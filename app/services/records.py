@@ -116,6 +116,43 @@ class EntryFilter:
     sources: list[EntrySource] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class EntryVersion:
+    """An earlier version of an entry, as it was before `change` replaced it."""
+
+    entry_id: str
+    version: int
+    scope: Scope
+    scope_ref: str | None
+    title: str
+    summary: str
+    tags: list[str]
+    importance: int
+    source: EntrySource
+    created_at: datetime
+    updated_at: datetime
+    change: str  # update | restore | delete
+    changed_at: datetime
+    changed_by: str  # the API key id, "compactor" or "operator"
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureReceipt:
+    """What an erasure removed, in counts: never any content."""
+
+    id: str
+    erased_at: datetime
+    target: str  # subject | event
+    scope: Scope
+    scope_ref: str | None
+    event_id: str | None
+    events: int
+    entries: int
+    versions: int
+    released: int
+    requested_by: str
+
+
 T = TypeVar("T")
 
 

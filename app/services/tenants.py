@@ -54,6 +54,31 @@ async def resolve_tenant(control: ControlDb, id_or_name: str) -> TenantRow:
     return tenant
 
 
+@dataclass(frozen=True, slots=True)
+class Removal:
+    id: str
+    tenant_id: str
+    name: str
+    keys: int
+    storage: str
+
+
+async def remove_tenant(
+    control: ControlDb, databases: TenantDatabases, tenant: TenantRow, *, settle_s: float
+) -> Removal:
+    """Remove a tenant: its keys stop working, then (once every process's key cache has
+    expired, `settle_s`) its database is dropped and its keys, policy and row deleted with
+    a receipt in the control database; the name is free again. Run again after a crash, it
+    finishes the job."""
+    await control.disable_tenant(tenant.id)
+    if settle_s > 0:
+        await asyncio.sleep(settle_s)
+    storage = await databases.drop(tenant.id)
+    removal_id = ids.new_id(ids.REMOVAL)
+    keys = await control.delete_tenant(tenant, removal_id=removal_id, storage=storage)
+    return Removal(removal_id, tenant.id, tenant.name, keys, storage)
+
+
 async def create_key(control: ControlDb, tenant_id: str) -> IssuedKey:
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     row = await control.insert_key(
@@ -86,7 +111,8 @@ class Authenticator:
         self._control = control
         self._ttl = ttl
         self._max = max_size
-        self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        # digest -> (tenant id, expiry, key id)
+        self._cache: OrderedDict[str, tuple[str, float, str]] = OrderedDict()
         self._lookups: dict[str, asyncio.Future[str | None]] = {}
 
     def cached(self, secret: str) -> str | None:
@@ -142,8 +168,22 @@ class Authenticator:
             return None
         tenant_id = found[2]
         if self._ttl > 0:
-            self._cache[digest] = (tenant_id, now + self._ttl)
+            self._cache[digest] = (tenant_id, now + self._ttl, found[0])
             self._cache.move_to_end(digest)
             while len(self._cache) > self._max:
                 self._cache.popitem(last=False)
         return tenant_id
+
+    async def key_id_for(self, secret: str) -> str | None:
+        """The id of a verified key (who asked, for history and erasure receipts): from
+        the cache when it is there, else from the control database."""
+        if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+            return None
+        digest = _hash(secret)
+        hit = self._cache.get(digest)
+        if hit is not None and hit[1] > time.monotonic():
+            return hit[2]
+        found = await self._control.key_by_hash(digest)
+        if found is None or not hmac.compare_digest(found[1], digest):
+            return None
+        return found[0]

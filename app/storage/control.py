@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Column, insert, select, update
+from sqlalchemy import Column, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -16,6 +16,7 @@ from app.config import Settings
 from app.storage import migrate, postgres
 from app.storage.control_models import api_keys_table as keys_t
 from app.storage.control_models import tenant_policies_table as policies_t
+from app.storage.control_models import tenant_removals_table as removals_t
 from app.storage.control_models import tenants_table as tenants_t
 from app.storage.engines import sqlite_engine
 from app.storage.transactions import read_statement, write_transaction
@@ -120,6 +121,40 @@ class ControlDb:
                 )
             )
         return row
+
+    async def disable_tenant(self, tenant_id: str) -> None:
+        """Its keys stop authenticating (key_by_hash answers active tenants only)."""
+        async with write_transaction(self.engine) as conn:
+            await conn.execute(
+                update(tenants_t).where(tenants_t.c.id == tenant_id).values(status="disabled")
+            )
+
+    async def delete_tenant(self, tenant: TenantRow, *, removal_id: str, storage: str) -> int:
+        """Delete a tenant's policy, keys and row, and write the removal's receipt, in one
+        transaction; the number of keys removed."""
+        async with write_transaction(self.engine) as conn:
+            await conn.execute(delete(policies_t).where(policies_t.c.tenant_id == tenant.id))
+            keys = (
+                await conn.execute(delete(keys_t).where(keys_t.c.tenant_id == tenant.id))
+            ).rowcount
+            await conn.execute(delete(tenants_t).where(tenants_t.c.id == tenant.id))
+            await conn.execute(
+                insert(removals_t).values(
+                    id=removal_id,
+                    tenant_id=tenant.id,
+                    name=tenant.name,
+                    removed_at=utcnow(),
+                    keys=keys,
+                    storage=storage,
+                )  # fmt: skip
+            )
+        return int(keys)
+
+    async def removals(self) -> list[dict[str, Any]]:
+        """Receipts of removed tenants, oldest first."""
+        async with read_statement(self.engine) as conn:
+            rows = await conn.execute(select(removals_t).order_by(removals_t.c.removed_at))
+            return [dict(r._mapping) for r in rows]
 
     async def revoke_key(self, key_id: str) -> KeyRow | None:
         async with write_transaction(self.engine) as conn:

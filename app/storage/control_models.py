@@ -74,6 +74,21 @@ class TenantPolicy(ControlModel, table=True):
     updated_at: datetime = Field(sa_type=UTCDateTime)
 
 
+class TenantRemoval(ControlModel, table=True):
+    """The receipt of a removed tenant: its database and keys are gone, its name is free."""
+
+    __tablename__ = "tenant_removals"
+    __table_args__ = (Index("ix_tenant_removals_time", "removed_at"),)
+
+    id: str = Field(sa_column=Column(String(40), primary_key=True))
+    tenant_id: str = Field(max_length=40)
+    name: str = Field(max_length=100)
+    removed_at: datetime = Field(sa_type=UTCDateTime)
+    keys: int  # API keys removed, active or revoked
+    storage: str = Field(max_length=300)  # the file or schema dropped
+
+
 tenants_table = Tenant.__table__  # type: ignore[attr-defined]
 api_keys_table = ApiKey.__table__  # type: ignore[attr-defined]
 tenant_policies_table = TenantPolicy.__table__  # type: ignore[attr-defined]
+tenant_removals_table = TenantRemoval.__table__  # type: ignore[attr-defined]

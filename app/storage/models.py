@@ -214,3 +214,69 @@ entries_revision_table = MemoryEntriesRevision.__table__  # type: ignore[attr-de
 entry_sources_table = MemoryEntrySource.__table__  # type: ignore[attr-defined]
 compaction_runs_table = CompactionRun.__table__  # type: ignore[attr-defined]
 llm_calls_table = LlmCall.__table__  # type: ignore[attr-defined]
+
+
+class MemoryEntryVersion(TenantModel, table=True):
+    """An earlier version of an entry, kept when an update, restore or delete replaced it,
+    in the same transaction; outlives a deleted entry until its subject is erased."""
+
+    __tablename__ = "memory_entry_versions"
+    __table_args__ = (
+        CheckConstraint(
+            "change IN ('update', 'restore', 'delete')", name="ck_memory_entry_versions_change"
+        ),
+        Index("ix_memory_entry_versions_entry", "entry_id", "version", unique=True),
+        Index("ix_memory_entry_versions_scope", "scope", "scope_ref"),
+    )
+
+    seq: int | None = Field(default=None, primary_key=True)
+    entry_id: str = Field(sa_column=Column(String(40), nullable=False))
+    version: int
+    scope: str = Field(max_length=16)
+    scope_ref: str | None = Field(default=None, max_length=200)
+    title: str = Field(max_length=200)
+    summary: str
+    tags: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    importance: int
+    source: str = Field(max_length=16)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    change: str = Field(max_length=8)  # what replaced this version
+    changed_at: datetime = Field(sa_type=UTCDateTime)
+    changed_by: str = Field(max_length=64)  # the API key id, or "compactor" / "operator"
+
+
+class Erasure(TenantModel, table=True):
+    """A receipt of an erasure: what was asked and how much went, never any content."""
+
+    __tablename__ = "memory_erasures"
+    __table_args__ = (
+        CheckConstraint("target IN ('subject', 'event')", name="ck_memory_erasures_target"),
+        Index("ix_memory_erasures_time", "erased_at", "id"),
+    )
+
+    id: str = Field(sa_column=Column(String(40), primary_key=True))
+    erased_at: datetime = Field(sa_type=UTCDateTime)
+    target: str = Field(max_length=8)
+    scope: str = Field(max_length=16)
+    scope_ref: str | None = Field(default=None, max_length=200)
+    event_id: str | None = Field(default=None, max_length=40)
+    events: int = 0
+    entries: int = 0
+    versions: int = 0
+    released: int = 0  # events of other subjects a folded summary no longer stands for
+    requested_by: str = Field(max_length=64)
+
+
+class ErasurePass(TenantModel, table=True):
+    """Holds a row only inside an erasing transaction: the event log's delete guard lets a
+    delete through while it does (storage/erasure.py inserts and removes it)."""
+
+    __tablename__ = "memory_erasure_pass"
+
+    id: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
+
+
+entry_versions_table = MemoryEntryVersion.__table__  # type: ignore[attr-defined]
+erasures_table = Erasure.__table__  # type: ignore[attr-defined]
+erasure_pass_table = ErasurePass.__table__  # type: ignore[attr-defined]

@@ -146,6 +146,21 @@ class TenantDatabases:
         finally:
             await engine.dispose()
 
+    async def drop(self, tenant_id: str) -> str:
+        """Close the tenant's database if open here, and delete it: the SQLite file with
+        its -wal and -shm, or the PostgreSQL schema. What was dropped; nothing if gone."""
+        db = self._open.pop(tenant_id, None)
+        if db is not None:
+            await db.close()
+        if self._shared is not None:
+            schema = postgres.tenant_schema(tenant_id)
+            async with write_transaction(self._shared) as conn:
+                await conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            return f"postgresql schema {schema}"
+        path = self.path(tenant_id)
+        await asyncio.to_thread(_unlink_database, path)
+        return f"sqlite file {path.name}"
+
     async def aclose(self) -> None:
         dbs = list(self._open.values())
         self._open.clear()
@@ -214,6 +229,11 @@ class TenantDatabases:
         task = asyncio.get_running_loop().create_task(db.close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+
+def _unlink_database(path: Path) -> None:
+    for suffix in ("-wal", "-shm", "-journal", ""):
+        Path(str(path) + suffix).unlink(missing_ok=True)
 
 
 # Leases held in this process now, of every tenant: the requests being served.

@@ -124,6 +124,11 @@ ROUTES = [
     ("POST", "/memory/events"),
     ("GET", "/memory/context"),
     ("GET", "/memory/export"),
+    ("GET", "/memory/mem_x/versions"),
+    ("POST", "/memory/mem_x/restore"),
+    ("GET", "/memory/erasures"),
+    ("POST", "/memory/erasures"),
+    ("DELETE", "/memory/events/mem_x"),
 ]
 
 

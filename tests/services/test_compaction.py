@@ -645,7 +645,7 @@ async def test_deleting_a_summary_releases_its_events_to_the_next_run(
     ids = await seed(db, "ent_acme", [300, 200, 100])
     first = await run(db, BuiltinSummariser(), settings)
     [summary] = first.entries_created
-    await entries.delete_entry(db, summary)
+    await entries.delete_entry(db, summary, by="key_test")
     assert await untouched(db, ids) and await provenance(db) == []
 
     second = await run(db, BuiltinSummariser(), settings)

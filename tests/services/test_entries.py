@@ -39,24 +39,30 @@ async def test_create_get_update_delete(db: TenantDb) -> None:
     assert e.version == 1 and e.tags == ["decision", "roas"] and e.source is EntrySource.MANUAL
     assert await entries.get_entry(db, e.id) == e
 
-    updated = await entries.update_entry(db, e.id, EntryPatch(summary="Acme targets ROAS 4.5."))
+    updated = await entries.update_entry(
+        db, e.id, EntryPatch(summary="Acme targets ROAS 4.5."), by="key_test"
+    )
     assert updated.version == 2 and updated.title == e.title and updated.importance == 5
     assert updated.updated_at >= e.updated_at and updated.created_at == e.created_at
-    same = await entries.update_entry(db, e.id, EntryPatch())
+    same = await entries.update_entry(db, e.id, EntryPatch(), by="key_test")
     assert same.version == 2  # nothing given, nothing changed
 
     with pytest.raises(Conflict) as info:
-        await entries.update_entry(db, e.id, EntryPatch(title="x", expected_version=1))
+        await entries.update_entry(
+            db, e.id, EntryPatch(title="x", expected_version=1), by="key_test"
+        )
     assert info.value.field == ["expectedVersion"]
-    ok = await entries.update_entry(db, e.id, EntryPatch(title="x", expected_version=2))
+    ok = await entries.update_entry(
+        db, e.id, EntryPatch(title="x", expected_version=2), by="key_test"
+    )
     assert ok.version == 3 and ok.title == "x"
 
-    assert await entries.delete_entry(db, e.id) == e.id
+    assert await entries.delete_entry(db, e.id, by="key_test") == e.id
     assert await entries.get_entry(db, e.id) is None
     with pytest.raises(NotFound):
-        await entries.delete_entry(db, e.id)
+        await entries.delete_entry(db, e.id, by="key_test")
     with pytest.raises(NotFound):
-        await entries.update_entry(db, e.id, EntryPatch(title="y"))
+        await entries.update_entry(db, e.id, EntryPatch(title="y"), by="key_test")
 
 
 @pytest.mark.parametrize(
@@ -121,7 +127,7 @@ async def test_deleting_a_compactor_entry_releases_its_events(db: TenantDb) -> N
     compressed = await events.list_events(db, EventFilter(compressed=True), first=10, after=None)
     assert len(compressed.edges) == 3
 
-    await entries.delete_entry(db, summary.id)
+    await entries.delete_entry(db, summary.id, by="key_test")
     released = await events.list_events(db, EventFilter(compressed=False), first=10, after=None)
     assert {e.node.id for e in released.edges} == {e.id for e in folded}
     assert all(e.node.compressed_into is None for e in released.edges)
@@ -152,7 +158,7 @@ async def test_list_filters(db: TenantDb) -> None:
     assert await ids(tags=["nope"]) == []
     # Tags are exact: a tag that is a prefix or a scopeRef lookalike never matches.
     assert await ids(tags=["decisio"]) == []
-    await entries.update_entry(db, a.id, EntryPatch(summary="touched"))
+    await entries.update_entry(db, a.id, EntryPatch(summary="touched"), by="key_test")
     assert (await ids())[0] == a.id
 
 
@@ -290,7 +296,10 @@ async def test_concurrent_updates_with_one_expected_version_let_exactly_one_win(
         outcomes = await asyncio.gather(
             *(
                 entries.update_entry(
-                    db, e.id, EntryPatch(summary=f"{round_}-{i}", expected_version=current.version)
+                    db,
+                    e.id,
+                    EntryPatch(summary=f"{round_}-{i}", expected_version=current.version),
+                    by="key_test",
                 )
                 for i in range(4)
             ),
@@ -339,10 +348,10 @@ async def test_a_nul_in_an_id_or_a_filter_value_finds_nothing(db: TenantDb) -> N
     assert await entries.get_entry(db, NUL) is None
     assert await entries.get_entries(db, [NUL, e.id]) == {e.id: e}
     with pytest.raises(NotFound) as err:
-        await entries.update_entry(db, NUL, EntryPatch(title="x"))
+        await entries.update_entry(db, NUL, EntryPatch(title="x"), by="key_test")
     assert err.value.field == ["id"]
     with pytest.raises(NotFound):
-        await entries.delete_entry(db, NUL)
+        await entries.delete_entry(db, NUL, by="key_test")
     page = await entries.source_events(db, NUL, first=10, after=None)
     assert page.edges == [] and not page.has_next_page
     for flt in (
@@ -394,7 +403,7 @@ async def test_a_lone_surrogate_finds_no_id_and_is_refused_in_a_filter(db: Tenan
     bad = "ent\ud800x"
     assert await entries.get_entry(db, bad) is None
     with pytest.raises(NotFound):
-        await entries.delete_entry(db, bad)
+        await entries.delete_entry(db, bad, by="key_test")
     for flt, field in (
         (EntryFilter(tags=[bad]), ["tags", "0"]),
         (EntryFilter(scope_ref=bad), ["scopeRef"]),

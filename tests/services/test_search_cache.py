@@ -140,10 +140,10 @@ async def test_writes_through_the_services_invalidate(db: TenantDb) -> None:
     new = await entries.create_entry(db, EntryIn(Scope.ENTITY, "ent_acme", "Zebra", "zebra"))
     found = await search(db, "zebra budget")
     assert found == await uncached(db, flt, 5, None) and ids(found)[0] == new.id
-    await entries.update_entry(db, made[0].id, EntryPatch(title="Zebra zebra zebra"))
+    await entries.update_entry(db, made[0].id, EntryPatch(title="Zebra zebra zebra"), by="key_test")
     found = await search(db, "zebra budget")
     assert found == await uncached(db, flt, 5, None) and made[0].id in ids(found)[:2]
-    await entries.delete_entry(db, made[0].id)
+    await entries.delete_entry(db, made[0].id, by="key_test")
     found = await search(db, "zebra budget")
     assert found == await uncached(db, flt, 5, None) and made[0].id not in ids(found)
     # Events are appended all day: they leave cached pages alone.
@@ -314,12 +314,12 @@ async def test_concurrent_searches_and_writes_leave_only_current_pages(db: Tenan
         with contextlib.suppress(NotFound):  # another writer deleted it meanwhile
             if i % 7 == 0:
                 made.remove(victim)
-                await entries.delete_entry(db, victim.id)
+                await entries.delete_entry(db, victim.id, by="key_test")
             elif i % 3 == 0:
                 made.append(await entries.create_entry(db, entry_in(i, rng)))
             else:
                 title = " ".join(rng.sample(WORDS, 3))
-                await entries.update_entry(db, victim.id, EntryPatch(title=title))
+                await entries.update_entry(db, victim.id, EntryPatch(title=title), by="key_test")
 
     for round_ in range(8):
         tasks: list[Any] = [

@@ -19,7 +19,7 @@ from starlette.types import Lifespan, Receive, Scope, Send
 
 from app.deps import Container
 from app.edge.answers import ErrorAnswers
-from app.edge.auth import TenantBound
+from app.edge.auth import TenantBound, requester
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.mcp.server import build_server
 from app.edge.responses import send_json
@@ -86,12 +86,18 @@ class McpEndpoint:
         self._bound: TenantBound | None = None
         self._bound_for: tuple[Container, StreamableHTTPSessionManager] | None = None
 
-    def _resolve(self, ctx: ServerRequestContext[Any, Any]) -> tuple[TenantDb, int]:
+    def _resolve(
+        self, ctx: ServerRequestContext[Any, Any]
+    ) -> tuple[TenantDb, int, Callable[[], Awaitable[str]]]:
         # TenantBound put the verified tenant's database here; the SDK hands tools the request.
         request = ctx.request
         assert isinstance(request, Request), "tools run only on an authenticated HTTP request"
         container = self._get_container()
-        return request.scope["state"]["db"], container.settings.group_commit_max_rows
+        return (
+            request.scope["state"]["db"],
+            container.settings.group_commit_max_rows,
+            lambda: requester(request.scope, container),
+        )
 
     def wrap(self, lifespan: Lifespan[Any]) -> Lifespan[Any]:
         """`lifespan`, with the MCP session manager running inside it."""

@@ -6,7 +6,7 @@ request id and answered as an internal tool error.
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.server import Server, ServerRequestContext
@@ -21,7 +21,7 @@ from mcp_types import Tool as ToolSpec
 
 from app import __version__
 from app.edge.mcp.arguments import ArgumentError, parse, schema_of
-from app.edge.mcp.tools import TOOLS, TOOLS_BY_NAME, Answer, ToolFailure, failure
+from app.edge.mcp.tools import REQUESTER, TOOLS, TOOLS_BY_NAME, Answer, ToolFailure, failure
 from app.errors import ExpectedError, ExpectedErrors
 from app.logs import request_id_var
 from app.storage.tenants import TenantDb
@@ -36,7 +36,10 @@ INSTRUCTIONS = (
 )
 
 # (the request context) -> (the tenant's database, the group-commit batch size)
-Resolve = Callable[[ServerRequestContext[Any, Any]], tuple[TenantDb, int]]
+# A request's (database, group commit max rows, who asks: the API key id).
+Resolve = Callable[
+    [ServerRequestContext[Any, Any]], tuple[TenantDb, int, Callable[[], Awaitable[str]]]
+]
 
 
 def tool_specs() -> list[ToolSpec]:
@@ -59,7 +62,14 @@ def result(answer: Answer, *, is_error: bool = False) -> CallToolResult:
     )
 
 
-async def call(name: str, arguments: dict[str, Any] | None, db: TenantDb, max_rows: int) -> Answer:
+async def call(
+    name: str,
+    arguments: dict[str, Any] | None,
+    db: TenantDb,
+    max_rows: int,
+    *,
+    by: str = "operator",
+) -> Answer:
     """Run one tool; raises ToolFailure for anything the caller can fix."""
     tool = TOOLS_BY_NAME.get(name)
     if tool is None:
@@ -69,10 +79,13 @@ async def call(name: str, arguments: dict[str, Any] | None, db: TenantDb, max_ro
         args = parse(tool.arguments, arguments)
     except ArgumentError as exc:
         raise ToolFailure("INVALID", exc.field, exc.message) from None
+    token = REQUESTER.set(by)
     try:
         return await tool.run(db, args, max_rows)
     except (ExpectedError, ExpectedErrors) as exc:
         raise failure(exc) from None
+    finally:
+        REQUESTER.reset(token)
 
 
 def build_server(resolve: Resolve) -> Server[Any]:
@@ -88,8 +101,9 @@ def build_server(resolve: Resolve) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
     ) -> CallToolResult:
         try:
-            db, max_rows = resolve(ctx)
-            return result(await call(params.name, params.arguments, db, max_rows))
+            db, max_rows, who = resolve(ctx)
+            by = await who()
+            return result(await call(params.name, params.arguments, db, max_rows, by=by))
         except ToolFailure as exc:
             return result(exc.answer(), is_error=True)
         except TenantUnavailable as exc:

@@ -7,6 +7,7 @@ rendering; an expected failure is a ToolFailure naming the tool's own argument.
 
 import re
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +64,8 @@ class ToolFailure(Exception):
 
 
 # Service field paths (GraphQL's argument names) -> the tools' argument names.
+# Who runs the tool now (the API key id; server.call sets it): entry history names it.
+REQUESTER: ContextVar[str] = ContextVar("mcp_requester", default="operator")
 _FIELDS = {"search": "query", "first": "limit", "after": "cursor"}
 _PREFIX = re.compile(r"^(?:input|filter)\.")
 
@@ -187,14 +190,14 @@ async def save_memory(db: TenantDb, a: SaveArgs, _: int) -> Answer:
             title=a.title, summary=a.summary, tags=a.tags, importance=a.importance,
             expected_version=a.expected_version,
         )  # fmt: skip
-        entry = await entries.update_entry(db, a.id, patch)
+        entry = await entries.update_entry(db, a.id, patch, by=REQUESTER.get())
         verb = "Updated"
     text = f"{verb} entry `{entry.id}` (version {entry.version}): {entry.title}"
     return {"entry": entry_json(entry)}, text
 
 
 async def forget(db: TenantDb, a: ForgetArgs, _: int) -> Answer:
-    deleted = await entries.delete_entry(db, a.id)
+    deleted = await entries.delete_entry(db, a.id, by=REQUESTER.get())
     return {"deletedId": deleted}, f"Deleted entry `{deleted}`."
 
 

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from app.deps import Container
+from app.edge.auth import requester
 from app.edge.rest.encoding import json_response
 from app.edge.rest.models import (
     ENTRY_IN,
@@ -115,7 +116,7 @@ async def get_entry(request: Request, db: TenantDb, _: Container) -> Response:
 _DISAGREE = "If-Match and expectedVersion disagree"
 
 
-async def update_entry(request: Request, db: TenantDb, _: Container) -> Response:
+async def update_entry(request: Request, db: TenantDb, container: Container) -> Response:
     entry_id = request.path_params["id"]
     allowed = if_match_versions(request)
     require_json(request)
@@ -142,7 +143,8 @@ async def update_entry(request: Request, db: TenantDb, _: Container) -> Response
     )  # fmt: skip
     try:
         with service_errors("body"):
-            entry = await entries.update_entry(db, entry_id, patch)
+            by = await requester(request.scope, container)
+            entry = await entries.update_entry(db, entry_id, patch, by=by)
     except HttpProblem as p:
         if p.status == 404:
             raise not_found(entry_id) from None
@@ -162,13 +164,13 @@ def _precondition_failed(current: int | None) -> HttpProblem:
     )  # fmt: skip
 
 
-async def delete_entry(request: Request, db: TenantDb, _: Container) -> Response:
+async def delete_entry(request: Request, db: TenantDb, container: Container) -> Response:
     entry_id = request.path_params["id"]
     if "if-match" in request.headers:
         # entries.delete_entry takes no expected version: refusing beats pretending.
         raise problem(400, "If-Match", "header", "INVALID", "a conditional DELETE is not supported")
     with service_errors("path"):
-        await entries.delete_entry(db, entry_id)
+        await entries.delete_entry(db, entry_id, by=await requester(request.scope, container))
     return Response(status_code=204)
 
 

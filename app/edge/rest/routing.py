@@ -12,6 +12,13 @@ from starlette.types import Scope as AsgiScope
 from app.deps import Container
 from app.edge.auth import TenantBound
 from app.edge.limits import MAX_BODY_BYTES, BodyTooLarge
+from app.edge.rest.data_rights import (
+    erase_event,
+    erase_subject,
+    list_erasures,
+    list_versions,
+    restore_entry,
+)
 from app.edge.rest.handlers import (
     Handler,
     append_events,
@@ -114,10 +121,14 @@ def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
         Route("/memory/events", resource({"GET": list_events, "POST": append_events})),
         Route("/memory/context", resource({"GET": memory_context})),
         Route("/memory/export", resource({"GET": export_memory})),
+        Route("/memory/erasures", resource({"GET": list_erasures, "POST": erase_subject})),
+        Route("/memory/events/{id}", resource({"DELETE": erase_event})),
         Route(
             "/memory/{id}",
             resource({"GET": get_entry, "PUT": update_entry, "DELETE": delete_entry}),
         ),
+        Route("/memory/{id}/versions", resource({"GET": list_versions})),
+        Route("/memory/{id}/restore", resource({"POST": restore_entry})),
         # Anything else under /memory: a problem+json 404 rather than Starlette's text one.
         Route("/memory/{rest:path}", resource({}, fallback=no_route)),
     ]

@@ -1,0 +1,159 @@
+"""Erasure and entry history: the time to erase a subject of `--subject-events` events
+among `--events` (SQLite, through the service: the deletes, the full-text merge and the
+checkpoint), and the cost of the versions write on an entry update (A/B in one run:
+updates with the write made a no-op, and with it; per-update medians).
+
+Usage: .venv/bin/python -m bench.erasure [--events 1000000] [--subject-events 10000]
+       [--subjects 3] [--updates 300] [--rounds 10]
+"""
+
+import argparse
+import asyncio
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from app import ids
+from app.config import Settings
+from app.deps import build
+from app.services import entries, erasure, history, tenants
+from app.services.records import EntryIn, EntryPatch, Scope
+from app.storage.types import sqlite_text, utcnow
+from bench.context import insert_events
+
+WORDS = (
+    "budget campaign client call decision launch creative spend roas cpc ctr audience "
+    "landing page agency review pricing contract renewal forecast pipeline quarter "
+    "approval brief channel search social video display retargeting conversion"
+).split()
+BATCH = 50_000
+_INSERT = (
+    "INSERT INTO memory_events (id, scope, scope_ref, kind, body, source, source_ref,"
+    " occurred_at, recorded_at, compressed_at, compressed_into) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def _rows(refs: list[str], per_ref: int, rng: random.Random) -> Iterator[tuple[Any, ...]]:
+    now = utcnow()
+    for i in range(per_ref * len(refs)):
+        ref = refs[i % len(refs)]
+        body = " ".join(rng.choice(WORDS) for _ in range(20)) + f" #{i}"
+        at = sqlite_text(now - timedelta(minutes=i))
+        yield (ids.new_id(ids.EVENT), "entity", ref, "call_summary", body, None, None, at, at,
+               None, None)  # fmt: skip
+
+
+def _fill(path: Path, rows: Iterator[tuple[Any, ...]], total: int, shown: bool) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous = OFF")  # a bulk load, not a durability test
+    started, done = time.perf_counter(), 0
+    while chunk := [r for _, r in zip(range(BATCH), rows, strict=False)]:
+        conn.execute("BEGIN")
+        insert_events(conn, _INSERT, chunk)
+        conn.execute("COMMIT")
+        done += len(chunk)
+        if shown:
+            print(f"\r  {done:,}/{total:,} events, {time.perf_counter() - started:.0f}s",
+                  end="", flush=True)  # fmt: skip
+    conn.execute("INSERT INTO memory_events_fts (memory_events_fts) VALUES ('optimize')")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    if shown:
+        print(flush=True)
+
+
+async def erase_subjects(args: argparse.Namespace, data_dir: Path) -> list[float]:
+    """Seconds per subject erasure, one per target subject."""
+    settings = Settings(_env_file=None, data_dir=data_dir)
+    c = await build(settings)
+    try:
+        tenant, _ = await tenants.create_tenant(c.control, c.tenants, "bench-erasure")
+        path = c.tenants.path(tenant.id)
+        targets = [f"ent_target_{i}" for i in range(args.subjects)]
+        background = args.events - args.subject_events * args.subjects
+        rng = random.Random(7)
+        refs = [f"ent_bg_{i}" for i in range(200)]
+        rows = _chain(_rows(refs, background // len(refs), rng),
+                      _rows(targets, args.subject_events, rng))  # fmt: skip
+        _fill(path, rows, args.events, args.progress)
+        took: list[float] = []
+        async with c.tenants.lease(tenant.id) as db:
+            for ref in targets:
+                for n in range(20):  # entries of the subject, each with a version
+                    e = await entries.create_entry(db, EntryIn(Scope.ENTITY, ref, f"n{n}", "x"))
+                    await entries.update_entry(db, e.id, EntryPatch(summary="y"), by="bench")
+                started = time.perf_counter()
+                receipt = await erasure.erase_subject(db, Scope.ENTITY, ref, by="bench")
+                took.append(time.perf_counter() - started)
+                assert receipt.events == args.subject_events and receipt.entries == 20
+        return took
+    finally:
+        await c.aclose()
+
+
+def _chain(*its: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    for it in its:
+        yield from it
+
+
+async def history_ab(args: argparse.Namespace, data_dir: Path) -> tuple[float, float]:
+    """Median seconds per update without the versions write (A) and with it (B)."""
+    settings = Settings(_env_file=None, data_dir=data_dir)
+    c = await build(settings)
+    real_record = history.record
+
+    async def no_record(*_: Any, **__: Any) -> None:
+        return None
+
+    a: list[float] = []
+    b: list[float] = []
+    try:
+        tenant, _ = await tenants.create_tenant(c.control, c.tenants, "bench-history")
+        async with c.tenants.lease(tenant.id) as db:
+            made = [
+                await entries.create_entry(db, EntryIn(Scope.ENTITY, f"ent_{i % 10}", "t", "s"))
+                for i in range(args.updates)
+            ]
+            for r in range(args.rounds):
+                for label, samples in (("A", a), ("B", b)) if r % 2 else (("B", b), ("A", a)):
+                    history.record = real_record if label == "B" else no_record
+                    for e in made:
+                        started = time.perf_counter()
+                        await entries.update_entry(
+                            db, e.id, EntryPatch(summary=f"{label}{r} " * 20), by="bench"
+                        )
+                        samples.append(time.perf_counter() - started)
+    finally:
+        history.record = real_record
+        await c.aclose()
+    return statistics.median(a), statistics.median(b)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--events", type=int, default=1_000_000)
+    p.add_argument("--subject-events", type=int, default=10_000)
+    p.add_argument("--subjects", type=int, default=3, help="subjects erased one after another")
+    p.add_argument("--updates", type=int, default=300, help="entries updated per round")
+    p.add_argument("--rounds", type=int, default=10, help="A/B rounds, alternating order")
+    args = p.parse_args()
+    args.progress = sys.stdout.isatty()
+    with tempfile.TemporaryDirectory(prefix="jet-bench-erasure-") as tmp:
+        ab = asyncio.run(history_ab(args, Path(tmp) / "history"))
+        print(f"entry update, median: without versions write {ab[0] * 1e3:.3f} ms, "
+              f"with {ab[1] * 1e3:.3f} ms; ratio {ab[1] / ab[0]:.3f}")  # fmt: skip
+        took = asyncio.run(erase_subjects(args, Path(tmp) / "erasure"))
+        print(f"erase a subject of {args.subject_events:,} events among {args.events:,} "
+              f"(SQLite): " + ", ".join(f"{t:.2f}s" for t in took)
+              + f"; median {statistics.median(took):.2f}s")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
