@@ -178,6 +178,15 @@ class Settings(BaseSettings):
         "tenant's next run starts; one whose worker process is gone from the same host "
         "is marked at once.",
     )
+    workers: int = Field(
+        default=1,
+        ge=0,
+        le=256,
+        description="API processes `jet-memory serve` (and `up`) runs on one port, each with "
+        "its own event loop (uvicorn's workers: one that dies is replaced); 0: one per CPU "
+        "core (the container image's setting). Over 1, /metrics sums over them; the rate "
+        "limit and the caches stay per process (docs/scaling.md).",
+    )
 
     @field_validator("database_url")
     @classmethod
