@@ -97,7 +97,7 @@ def exposition() -> bytes:
     if not os.environ.get(MULTIPROCESS_DIR_ENV):
         return generate_latest()
     registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry)
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     return generate_latest(registry)
 
 
@@ -111,14 +111,14 @@ def forget_dead_processes() -> None:
     pids = {path.stem.rsplit("_", 1)[-1] for path in Path(directory).glob("*.db")}
     for pid in pids:
         if pid.isdigit() and not _alive(int(pid)):
-            multiprocess.mark_process_dead(int(pid), directory)
+            multiprocess.mark_process_dead(int(pid), directory)  # type: ignore[no-untyped-call]
 
 
 def process_stopping() -> None:
     """This API process is stopping: its live gauges leave the sums."""
     directory = os.environ.get(MULTIPROCESS_DIR_ENV)
     if directory:
-        multiprocess.mark_process_dead(os.getpid(), directory)
+        multiprocess.mark_process_dead(os.getpid(), directory)  # type: ignore[no-untyped-call]
 
 
 def _alive(pid: int) -> bool:

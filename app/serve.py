@@ -5,7 +5,9 @@ each one gracefully and waits for it). With N > 1, /metrics sums over the worker
 import logging
 import os
 import shutil
+import sys
 import tempfile
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 
 from app import logs
@@ -14,7 +16,7 @@ from app.metrics import MULTIPROCESS_DIR_ENV
 
 log = logging.getLogger(__name__)
 
-WORKER_HEALTHCHECK_SECONDS = 30
+WORKER_HEALTHCHECK_SECONDS = 15
 
 
 def cpu_cores() -> int:
@@ -46,9 +48,18 @@ def run(settings: Settings, *, host: str, port: int, workers: int) -> int:
     directory = Path(tempfile.mkdtemp(prefix="jet-memory-metrics-"))
     os.environ[MULTIPROCESS_DIR_ENV] = str(directory)
     log.info("%d API processes; their metrics are summed in %s", workers, directory)
+    # multiprocessing's spawn re-imports the parent's __main__ (here the CLI, and with it
+    # the whole app) in each worker before the worker can answer the supervisor's ping; a
+    # __main__ named like `python -m pkg`'s is not re-imported, so each worker answers
+    # once Python and uvicorn are up and loads the app while serving pings. The workers
+    # need nothing from __main__: uvicorn pickles their target by its own module.
+    main = sys.modules["__main__"]
+    spec = getattr(main, "__spec__", None)
+    main.__spec__ = ModuleSpec("uvicorn.__main__", None)
     try:
         _uvicorn(settings, host=host, port=port, workers=workers)
     finally:
+        main.__spec__ = spec
         os.environ.pop(MULTIPROCESS_DIR_ENV, None)
         shutil.rmtree(directory, ignore_errors=True)
     return 0
@@ -74,7 +85,8 @@ def _uvicorn(settings: Settings, *, host: str, port: int, workers: int) -> None:
         server_header=False,
         # uvicorn's protocol (httptools), one socket write per response (app/edge/server.py).
         http=HTTP_PROTOCOL,
-        # The supervisor replaces a worker that does not answer its ping in this time; 5 s
-        # (uvicorn's default) killed workers still starting on a busy machine.
+        # The supervisor replaces a worker that does not answer its ping in this time (and
+        # handles no signal while it waits): uvicorn's 5 s killed workers still starting
+        # Python on a busy machine.
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
     )

@@ -186,6 +186,7 @@ class Server:
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     tree: Path | None = None
+    startup_seconds: float = 60
 
     @property
     def url(self) -> str:
@@ -210,7 +211,7 @@ class Server:
             cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir.parent
         )
         log.close()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.startup_seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited; see {self.log_path}")

@@ -203,7 +203,8 @@ def main() -> None:
     # Search and context answered by FTS5 every time (no page cache): the work itself.
     trees = [
         Tree(Server(data_dir=b.data_dir, log_path=b.work / f"serve-{n}.log", tree=ROOT,
-                    env={"JET_WORKERS": str(n), "JET_SEARCH_CACHE_PAGES": "0"}), n)
+                    env={"JET_WORKERS": str(n), "JET_SEARCH_CACHE_PAGES": "0"},
+                    startup_seconds=300), n)
         for n in workers
     ]  # fmt: skip
     results: dict[str, dict[int, list[dict[str, Any]]]] = {
