@@ -27,7 +27,7 @@ COMPOSE_POSTGRES = ROOT / "docker-compose.postgres.yml"
 BIN = Path(sys.executable).parent
 # A bound, not a timing assumption: the image and compose run JET_WORKERS=0 (one API
 # process per core), so several processes import the app at once on a busy machine.
-STARTUP_SECONDS = 120.0
+STARTUP_SECONDS = 240.0
 STOP_SECONDS = 15.0
 
 pytestmark = pytest.mark.slow
