@@ -1,7 +1,8 @@
 """Throughput of `jet-memory serve --workers N` against N = 1 on SQLite: search, event pages
 and memoryContext at 16 clients, appends spread over 100 tenants and appends to one
 tenant (wrk, 16 connections), with p99; servers of every N run side by side and take turns
-in each round (this machine is shared: medians over rounds). Appends are verified: every
+in each round (this machine is shared: medians over rounds). Server CPU per request (all
+processes of a serve) says what N costs where cores are idle. Appends are verified: every
 acknowledged one stored once. `python -m bench.workers [--workers 1,2] [--rounds 5]`."""
 
 import argparse
@@ -235,13 +236,19 @@ def main() -> None:
         w: {n: statistics.median(r["lat_p99_us"] / 1000 for r in results[w][n]) for n in workers}
         for w in WORKLOADS
     }
+    cpu = {
+        w: {n: statistics.median(r["cpu_us_per_req"] for r in results[w][n]) for n in workers}
+        for w in WORKLOADS
+    }
     bad = sum(r["bad"] for w in WORKLOADS for n in workers for r in results[w][n])
     base, top = workers[0], workers[-1]
-    table = ["| workload | " + " | ".join(f"N={n} ok/s (p99 ms)" for n in workers)
+    table = ["| workload | " + " | ".join(f"N={n} ok/s (p99 ms; CPU us/req)" for n in workers)
              + f" | N={top}/N={base} | target |", "|---" * (len(workers) + 3) + "|"]  # fmt: skip
     for w in WORKLOADS:
         ratio = medians[w][top] / medians[w][base]
-        cells = " | ".join(f"{medians[w][n]:,.0f} ({p99[w][n]:.1f})" for n in workers)
+        cells = " | ".join(
+            f"{medians[w][n]:,.0f} ({p99[w][n]:.1f}; {cpu[w][n]:,.0f})" for n in workers
+        )
         met = "yes" if ratio >= TARGETS[w] else "**no**"
         table.append(f"| {w} | {cells} | {ratio:.2f}x | {TARGETS[w]:.1f}x: {met} |")
     text = "\n".join([
