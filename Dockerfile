@@ -42,10 +42,12 @@ ENV PATH=/opt/venv/bin:$PATH \
     JET_DATA_DIR=/data \
     JET_HOST=0.0.0.0 \
     JET_PORT=8000 \
+    JET_WORKERS=0 \
     JET_ASSETS_DIR=/srv/assets/node_modules
 USER jet
 VOLUME ["/data"]
 EXPOSE 8000
+# JET_WORKERS=0: serve runs one API process per CPU core the container may use (its cpuset).
 # For the API (serve). docker-compose.yml gives the worker its own check (arq --check).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["python", "-c", "import os, urllib.request as u; u.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('JET_PORT', '8000'), timeout=3)"]

@@ -44,31 +44,12 @@ def _run(settings: Settings, fn: Callable[[Container], Awaitable[int]]) -> int:
 
 
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
-    import uvicorn
+    from app import serve
 
-    from app.edge.server import HTTP_PROTOCOL
-
-    host = args.host or settings.host
-    port = args.port or settings.port
-    # Children (uvicorn) read settings from the environment: pass the CLI's choices on.
-    os.environ["JET_HOST"], os.environ["JET_PORT"] = host, str(port)
-    logs.lean_records()
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        log_level=settings.log_level,
-        # The same handlers and format (text or JSON) as the rest of the process.
-        log_config=logs.config(settings.log_level, settings.log_format),
-        proxy_headers=False,
-        # No `server: uvicorn` on every response: it tells a scanner what runs here, and
-        # each header costs uvicorn's per-header checks on the way out.
-        server_header=False,
-        # uvicorn's protocol (httptools), one socket write per response (app/edge/server.py).
-        http=HTTP_PROTOCOL,
+    workers = serve.worker_count(settings.workers if args.workers is None else args.workers)
+    return serve.run(
+        settings, host=args.host or settings.host, port=args.port or settings.port, workers=workers
     )
-    return 0
 
 
 def cmd_worker(settings: Settings, _: argparse.Namespace) -> int:
@@ -84,7 +65,26 @@ def cmd_worker(settings: Settings, _: argparse.Namespace) -> int:
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     from app import up
 
-    return up.run(settings, host=args.host or settings.host, port=args.port or settings.port)
+    workers = settings.workers if args.workers is None else args.workers
+    return up.run(
+        settings, host=args.host or settings.host, port=args.port or settings.port, workers=workers
+    )
+
+
+WORKERS_HELP = "API processes on the port (default: JET_WORKERS or 1; 0: one per CPU core)"
+MAX_WORKERS = 256  # as Settings.workers
+
+
+def _workers(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--workers must be a whole number, not {value!r}"
+        ) from None
+    if not 0 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"--workers must be between 0 and {MAX_WORKERS}")
+    return n
 
 
 def cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
@@ -302,6 +302,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the API (uvicorn)")
     s.add_argument("--host", help="bind address (default: JET_HOST or 127.0.0.1)")
     s.add_argument("--port", type=int, help="port (default: JET_PORT or 8000)")
+    s.add_argument("--workers", type=_workers, help=WORKERS_HELP)
     s.set_defaults(fn=cmd_serve)
 
     sub.add_parser("worker", help="run the arq worker (compaction cron and jobs)").set_defaults(
@@ -312,6 +313,7 @@ def parser() -> argparse.ArgumentParser:
     )
     u.add_argument("--host", help="API bind address (default: JET_HOST or 127.0.0.1)")
     u.add_argument("--port", type=int, help="API port (default: JET_PORT or 8000)")
+    u.add_argument("--workers", type=_workers, help=WORKERS_HELP)
     u.set_defaults(fn=cmd_up)
 
     sub.add_parser("migrate", help="migrate the control and every tenant database").set_defaults(

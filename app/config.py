@@ -185,6 +185,15 @@ class Settings(BaseSettings):
         "subject with more is refused (400, TOO_LARGE) before anything is streamed (the operator's "
         "`jet-memory export` has no such cap).",
     )
+    workers: int = Field(
+        default=1,
+        ge=0,
+        le=256,
+        description="API processes `jet-memory serve` (and `up`) runs on one port, each with "
+        "its own event loop (uvicorn's workers: one that dies is replaced); 0: one per CPU "
+        "core (the container image's setting). Over 1, /metrics sums over them; the rate "
+        "limit and the caches stay per process (docs/scaling.md).",
+    )
 
     @field_validator("database_url")
     @classmethod

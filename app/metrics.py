@@ -1,13 +1,25 @@
-"""Prometheus metrics of this process (prometheus-client's default registry).
+"""Prometheus metrics of this process (prometheus-client's default registry), or of all
+API processes of one `jet-memory serve --workers N` (prometheus-client's multiprocess mode).
 
 The API serves them at /metrics, the worker on JET_WORKER_METRICS_PORT. Labels are
 bounded sets only (route templates, operation types, statuses): never a tenant id, a
 key, a scope ref or anything else a client can make up without limit.
 """
 
+import os
 import threading
+from pathlib import Path
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+# Set by app/serve.py for its worker processes, each writing its metrics to files there.
+MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 HTTP_REQUESTS = Counter(
     "jet_http_requests", "HTTP requests answered, by route template, method and status.",
@@ -76,3 +88,44 @@ def operation_label(name: str | None) -> str:
             _names.add(name)
             return name
     return "other"
+
+
+def exposition() -> bytes:
+    """The text exposition for /metrics: this process's metrics, or, with several API
+    processes, every process's summed (those of a dead worker included, so counters never
+    go back)."""
+    if not os.environ.get(MULTIPROCESS_DIR_ENV):
+        return generate_latest()
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return generate_latest(registry)
+
+
+def forget_dead_processes() -> None:
+    """Drop the live-gauge files of API processes that are gone (a worker killed and
+    replaced), as prometheus-client's mark_process_dead does for one pid; their counters
+    and histograms stay in the sums."""
+    directory = os.environ.get(MULTIPROCESS_DIR_ENV)
+    if not directory:
+        return
+    pids = {path.stem.rsplit("_", 1)[-1] for path in Path(directory).glob("*.db")}
+    for pid in pids:
+        if pid.isdigit() and not _alive(int(pid)):
+            multiprocess.mark_process_dead(int(pid), directory)  # type: ignore[no-untyped-call]
+
+
+def process_stopping() -> None:
+    """This API process is stopping: its live gauges leave the sums."""
+    directory = os.environ.get(MULTIPROCESS_DIR_ENV)
+    if directory:
+        multiprocess.mark_process_dead(os.getpid(), directory)  # type: ignore[no-untyped-call]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process reusing the pid: alive
+        return True
+    return True

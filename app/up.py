@@ -1,6 +1,6 @@
 """`jet-memory up`: the whole product on one machine. Redis (embedded unless JET_REDIS_URL
-is set), one arq worker and the API run as child processes; Ctrl-C or SIGTERM stops the
-API and the worker, then Redis, each by its pid."""
+is set), one arq worker and the API (JET_WORKERS processes) run as child processes; Ctrl-C
+or SIGTERM stops the API and the worker, then Redis, each by its pid."""
 
 import logging
 import os
@@ -61,7 +61,7 @@ def _stop(children: dict[str, subprocess.Popen[bytes]]) -> None:
             proc.wait()
 
 
-def run(settings: Settings, *, host: str, port: int) -> int:
+def run(settings: Settings, *, host: str, port: int, workers: int) -> int:
     """Run Redis, a worker and the API until a signal or until one of them exits."""
     env = dict(os.environ)
     redis: EmbeddedRedis | None = None
@@ -72,7 +72,8 @@ def run(settings: Settings, *, host: str, port: int) -> int:
             redis = EmbeddedRedis(settings.data_dir / "redis")
             env["JET_REDIS_URL"] = redis.start()
         children["worker"] = _spawn("worker", ["worker"], env)
-        children["api"] = _spawn("api", ["serve", "--host", host, "--port", str(port)], env)
+        serve = ["serve", "--host", host, "--port", str(port), "--workers", str(workers)]
+        children["api"] = _spawn("api", serve, env)
         return _watch(children)
     except _Stop as stop:
         log.info("%s: stopping the API, the worker and Redis", stop)

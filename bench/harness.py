@@ -186,6 +186,8 @@ class Server:
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     tree: Path | None = None
+    # Generous: on a machine shared with other work, imports alone can take a minute.
+    startup_seconds: float = 180
 
     @property
     def url(self) -> str:
@@ -210,8 +212,7 @@ class Server:
             cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir.parent
         )
         log.close()
-        # Generous: on a machine shared with other work, imports alone can take a minute.
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + self.startup_seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited; see {self.log_path}")

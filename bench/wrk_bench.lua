@@ -8,6 +8,8 @@
 --       append_rest POST /memory/events, one event per request
 --       batch_gql   appendMemoryEvents through POST /graphql, BATCH events per request
 --       batch_rest  POST /memory/events with a JSON array of BATCH events
+--       append_keys POST /memory/events, one event per request, each with the next key of
+--                   the file KEYS (one a line: requests spread over those tenants)
 --       replay_gql  the requests of the file REQUESTS (one a line: METHOD, tab, PATH, tab,
 --       replay_rest BODY), in turn; ok: 2xx and (replay_gql) no "errors" in the answer.
 --                   For reads: http_bench.py's events workload at 16 clients, where a
@@ -32,6 +34,7 @@ local ack = nil
 local static_request = nil
 local replay = nil
 local replayed = 0
+local keyed = nil
 ok = 0
 bad = 0
 echoed = 0
@@ -73,6 +76,12 @@ function init(args)
       table.insert(replay, wrk.format(method, rpath, nil, body))
     end
     replayed = tid  -- threads start at different requests of the list
+  elseif mode == "append_keys" then
+    keyed = {}
+    for k in io.lines(args[7]) do
+      table.insert(keyed, { ["Content-Type"] = "application/json",
+                            ["Authorization"] = "Bearer " .. k })
+    end
   end
 end
 
@@ -99,6 +108,9 @@ function request()
   counter = counter + 1
   local ref = run_id .. "-" .. tid .. "-" .. counter
   local body
+  if keyed then
+    return wrk.format("POST", path, keyed[(counter + tid) % #keyed + 1], event_json("entity", ref, 0))
+  end
   if mode == "append_gql" then
     body = '{"query":"' .. GQL_ONE .. '","variables":{"i":' .. event_json("ENTITY", ref, 0) .. '}}'
   elseif mode == "append_rest" then

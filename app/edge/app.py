@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Lifespan, Receive, Scope, Send
 
-from app import __version__
+from app import __version__, metrics
 from app.config import Settings
 from app.deps import Container, build
 from app.edge.auth import TenantBound
@@ -52,6 +52,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         owned = "c" not in holder
+        # Several API processes (serve --workers): a replaced worker's live gauges go.
+        metrics.forget_dead_processes()
         if owned:
             holder["c"] = await build(settings)
             # Everything alive now (modules, the schema, the container) lives as long as
@@ -65,6 +67,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             if owned:
                 gc.unfreeze()
                 await holder.pop("c").aclose()
+            metrics.process_stopping()
 
     page = HTMLResponse(graphiql_html()) if settings.graphiql else None
     asset_routes: list[BaseRoute] = []

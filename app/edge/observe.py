@@ -13,7 +13,7 @@ from typing import Any
 
 from graphql import GraphQLSyntaxError, Source, TokenKind
 from graphql.language.lexer import Lexer
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -81,7 +81,8 @@ def readyz(get_container: Callable[[], Container]) -> Callable[[Request], Awaita
 
 
 def metrics_endpoint(token: str | None) -> Callable[[Request], Awaitable[Response]]:
-    """This process's Prometheus registry; with `token`, only for `Bearer <token>`."""
+    """The Prometheus metrics (of every API process with serve --workers); with `token`,
+    only for `Bearer <token>`."""
 
     async def endpoint(request: Request) -> Response:
         if token is not None:
@@ -92,7 +93,7 @@ def metrics_endpoint(token: str | None) -> Callable[[Request], Awaitable[Respons
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer"},
                 )
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
     return endpoint
 
