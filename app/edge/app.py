@@ -154,8 +154,12 @@ def metered_starlette(
         # No credentials: the API key travels in Authorization, never in a cookie.
         middleware.append(
             Middleware(
-                CORSMiddleware, allow_origins=list(cors_origins), allow_methods=CORS_METHODS,
-                allow_headers=CORS_HEADERS, expose_headers=CORS_EXPOSED, max_age=CORS_MAX_AGE_S,
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=CORS_METHODS,
+                allow_headers=CORS_HEADERS,
+                expose_headers=CORS_EXPOSED,
+                max_age=CORS_MAX_AGE_S,
             )  # fmt: skip
         )
     return Starlette(

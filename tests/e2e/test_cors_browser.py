@@ -132,18 +132,21 @@ def test_a_page_on_another_origin_uses_the_api_in_chromium(tmp_path: Path) -> No
         if os.environ.get("JET_REQUIRE_BROWSER") == "1":
             pytest.fail(f"the browser test must run here: {missing}")
         pytest.skip(missing)
-    with page_server() as allowed, page_server() as other:
-        with api_server(tmp_path, allowed) as (url, key):
-            fragment = f"#api={url}&key={key}"
-            env = os.environ | {
-                "PAGE_URLS": f"{allowed}/index.html{fragment} {other}/index.html{fragment}",
-                "CHROMIUM": CHROMIUM,
-                "E2E_TIMEOUT_MS": str(BROWSER_TIMEOUT_MS),
-            }
-            done = subprocess.run(
-                ["node", str(HERE / "cors.mjs")], env=env, cwd=HERE, capture_output=True,
-                text=True, timeout=3 * BROWSER_TIMEOUT_MS / 1000,
-            )  # fmt: skip
+    with (
+        page_server() as allowed,
+        page_server() as other,
+        api_server(tmp_path, allowed) as (url, key),
+    ):
+        fragment = f"#api={url}&key={key}"
+        env = os.environ | {
+            "PAGE_URLS": f"{allowed}/index.html{fragment} {other}/index.html{fragment}",
+            "CHROMIUM": CHROMIUM,
+            "E2E_TIMEOUT_MS": str(BROWSER_TIMEOUT_MS),
+        }
+        done = subprocess.run(
+            ["node", str(HERE / "cors.mjs")], env=env, cwd=HERE, capture_output=True,
+            text=True, timeout=3 * BROWSER_TIMEOUT_MS / 1000,
+        )  # fmt: skip
     lines = done.stdout.strip().splitlines()
     assert lines, f"no result from the browser script:\n{done.stderr}"
     result = json.loads(lines[-1])

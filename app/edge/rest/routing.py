@@ -18,10 +18,12 @@ from app.edge.rest.handlers import (
     create_entry,
     delete_entry,
     get_entry,
+    get_event,
     list_entries,
     list_events,
     memory_context,
     no_route,
+    replace_entry,
     update_entry,
 )
 from app.edge.rest.problems import (
@@ -112,10 +114,18 @@ def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
         Route("/memory", resource({"GET": list_entries, "POST": create_entry})),
         Route("/memory/events", resource({"GET": list_events, "POST": append_events})),
         Route("/memory/context", resource({"GET": memory_context})),
+        Route("/memory/events/{id}", resource({"GET": get_event})),
         Route(
             "/memory/{id}",
-            resource({"GET": get_entry, "PUT": update_entry, "DELETE": delete_entry}),
-        ),
+            resource(
+                {
+                    "GET": get_entry,
+                    "PUT": replace_entry,
+                    "PATCH": update_entry,
+                    "DELETE": delete_entry,
+                }
+            ),
+        ),  # fmt: skip
         # Anything else under /memory: a problem+json 404 rather than Starlette's text one.
         Route("/memory/{rest:path}", resource({}, fallback=no_route)),
     ]
