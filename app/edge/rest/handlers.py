@@ -75,15 +75,19 @@ async def list_entries(request: Request, db: TenantDb, _: Container) -> Response
     q = parse_query(request, MemoryEntryQuery)
     flt = EntryFilter(
         scope=q.scope, scope_ref=q.scope_ref, tags=q.tag, search=q.search,
-        min_importance=q.min_importance, sources=q.source,
+        min_importance=q.min_importance, sources=q.source, min_score=q.min_score,
     )  # fmt: skip
     with service_errors("query", LIST_NAMES):
         page = await entries.list_entries(db, flt, first=q.limit, after=q.cursor)
     searching = q.search is not None
 
     def item(edge: Edge[Entry]) -> dict[str, Any]:
-        out = MemoryEntryItem(**dict(MemoryEntry.of(edge.node)), score=edge.score)
-        return out.model_dump(mode="json", exclude=None if searching else {"score"})
+        out = MemoryEntryItem(
+            **dict(MemoryEntry.of(edge.node)), score=edge.score, matched_terms=edge.matched_terms
+        )
+        return out.model_dump(
+            mode="json", exclude=None if searching else {"score", "matched_terms"}
+        )
 
     return json_response(
         {
@@ -310,11 +314,20 @@ async def memory_context(request: Request, db: TenantDb, _: Container) -> Respon
         MemoryContext(
             markdown=loaded.markdown,
             tokens=loaded.tokens,
-            entries=[MemoryEntry.of(e) for e in loaded.entries],
+            entries=[_context_entry(e, loaded.matches) for e in loaded.entries],
             events=[MemoryEvent.of(e) for e in loaded.events],
             truncated=loaded.truncated,
-        ).model_dump(mode="json")
+        ).model_dump(mode="json", exclude=_UNSCORED if loaded.matches is None else None)
     )
+
+
+# Without a query, the context's entries carry no score.
+_UNSCORED: Any = {"entries": {"__all__": {"score", "matched_terms"}}}
+
+
+def _context_entry(e: Entry, matches: dict[str, tuple[float, list[str]]] | None) -> MemoryEntryItem:
+    score, matched = (None, None) if matches is None else matches.get(e.id, (0.0, []))
+    return MemoryEntryItem(**dict(MemoryEntry.of(e)), score=score, matched_terms=matched)
 
 
 async def no_route(request: Request, db: TenantDb, _: Container) -> Response:

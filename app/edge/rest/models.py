@@ -19,6 +19,7 @@ from pydantic import (
     ValidationError,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from app.services import context, limits
@@ -101,7 +102,7 @@ TAGS = {
     },
 }
 # scopeRef is absent (or null) for the institutional scope and required for the others.
-SCOPE_RULE = {
+SCOPE_RULE: JsonDict = {
     "if": {"properties": {"scope": {"const": "institutional"}}},
     "then": {"properties": {"scopeRef": {"type": "null"}}},
     "else": {"properties": {"scopeRef": {"type": "string"}}, "required": ["scopeRef"]},
@@ -262,6 +263,12 @@ class MemoryEntryQuery(QueryModel):
         description="full-text search over title, summary and tags, ranked by relevance",
     )
     min_importance: int | None = _limit(minimum=1, maximum=5)
+    min_score: float | None = _limit(
+        minimum=0,
+        maximum=1,
+        description="with search: only entries whose score is at least this; a page may "
+        "then hold fewer than `limit` items (follow nextCursor until it is null)",
+    )
     source: list[SourceIn] | None = Field(default=None, description="repeatable: any may match")
     limit: int = Field(default=20, ge=1, json_schema_extra={"maximum": limits.PAGE_MAX})
     cursor: str | None = Field(default=None, description="nextCursor of the previous page")
@@ -416,7 +423,13 @@ class MemoryEntry(ResponseModel):
 
 class MemoryEntryItem(MemoryEntry):
     score: float | None = Field(
-        default=None, description="relevance to `search`; present only when searching"
+        default=None,
+        description="relevance to `search`, 0 to 1: the share of its words the entry "
+        "contains (comparable across searches); present only when searching",
+    )
+    matched_terms: list[str] | None = Field(
+        default=None,
+        description="which of the search's words the entry contains; present only when searching",
     )
 
 
@@ -439,6 +452,8 @@ class MemoryContext(ResponseModel):
 
     markdown: str = Field(description="ready to paste into a prompt")
     tokens: int = Field(description="estimated tokens of markdown")
-    entries: list[MemoryEntry]
+    entries: list[MemoryEntryItem] = Field(
+        description="with `query`, each carries its score and matchedTerms for it"
+    )
     events: list[MemoryEvent] = Field(description="recent events not yet folded into a summary")
     truncated: bool = Field(description="something relevant was left out to stay in budget")
