@@ -145,7 +145,8 @@ async def replace_entry(request: Request, db: TenantDb, _: Container) -> Respons
             [field_error(f, "body", "INVALID", "version and expectedVersion disagree")
              for f in ("version", "expectedVersion")],
         )  # fmt: skip
-    given = [name for name in READ_ONLY_FIELDS if name in i.model_fields_set]
+    # Null read-only fields count as absent, as null editable ones do.
+    given = [n for n in READ_ONLY_FIELDS if n in i.model_fields_set and getattr(i, n) is not None]
     if given or i.version is not None:
         current = await entries.get_entry(db, entry_id)
         if current is None:

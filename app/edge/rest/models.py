@@ -79,9 +79,25 @@ CreatableSource = Annotated[
     BeforeValidator(_creatable),
     Field(description="entry source" + _ENUM_NOTE),
 ]
+
+
+def _whole(value: object) -> object:
+    # JSON Schema's integer includes 5.0 (a number without a fraction): so does the API.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
 # ISO 8601 text, aware only: a naive time is ambiguous. Normalised to UTC (and
 # range-checked) here; the services refuse a time before 1970.
-Timestamp = Annotated[AwareDatetime, BeforeValidator(_iso_8601), AfterValidator(_utc)]
+Timestamp = Annotated[
+    AwareDatetime,
+    BeforeValidator(_iso_8601),
+    AfterValidator(_utc),
+    # The services refuse a time before 1970: the year says so in the document.
+    Field(json_schema_extra={"pattern": r"^(19[7-9][0-9]|[2-9][0-9]{3})-"}),
+]
 
 
 # The services' text rules, as JSON Schema patterns for the OpenAPI document (documentation
@@ -198,7 +214,7 @@ class CreateMemoryEntryInput(BodyModel):
         json_schema_extra={"pattern": TEXT_PATTERN},
     )
     tags: list[str] | None = _limit(**TAGS, description="duplicates are dropped")
-    importance: int | None = _limit(
+    importance: Whole | None = _limit(
         minimum=1, maximum=5, description="1 to 5, retention priority; default 3"
     )
     source: CreatableSource | None = Field(
@@ -212,19 +228,20 @@ class UpdateMemoryEntryInput(BodyModel):
     title: str | None = _limit(maxLength=limits.TITLE_MAX_CHARS, pattern=ONE_LINE_PATTERN)
     summary: str | None = _limit(pattern=TEXT_PATTERN)
     tags: list[str] | None = _limit(**TAGS)
-    importance: int | None = _limit(minimum=1, maximum=5)
-    expected_version: int | None = _limit(
+    importance: Whole | None = _limit(minimum=1, maximum=5)
+    expected_version: Whole | None = _limit(
         minimum=1,
         description="the update only applies if the entry is still at this version "
         "(409 otherwise); the If-Match header does the same with 412",
     )
 
 
-def _read_only(kind: Any = None) -> Any:
+def _read_only() -> Any:
+    # readOnly (JSON Schema): a client sends back what it read, never a value of its own.
     return Field(
         default=None,
-        description="read-only: ignored when it equals the stored value, else a 422",
-        json_schema_extra=kind,
+        description="read-only: ignored when null or equal to the stored value, else a 422",
+        json_schema_extra={"readOnly": True},
     )
 
 
@@ -239,9 +256,10 @@ class ReplaceMemoryEntryInput(UpdateMemoryEntryInput):
     source: SourceIn | None = _read_only()
     created_at: Timestamp | None = _read_only()
     updated_at: Timestamp | None = _read_only()
-    version: int | None = Field(
+    version: Whole | None = Field(
         default=None,
         ge=1,
+        json_schema_extra={"minimum": 1},
         description="the version this representation was read at: the update only applies "
         "if the entry is still at it (409 otherwise), like expectedVersion",
     )
