@@ -5,6 +5,7 @@ app/storage/fulltext.py; this is the policy both share: which words count.
 """
 
 import bisect
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -63,6 +64,12 @@ MIN_PREFIX_LEN = 3  # as app/storage/fulltext.py: a word also matches as a prefi
 _STEMMER = snowballstemmer.stemmer("porter")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    # Pure Python and the same few words again and again (a page's, a tenant's): kept.
+    return str(_STEMMER.stemWord(word))
+
+
 def _folded(text: str) -> str:
     """Lowercase without diacritics, as the index reads text (remove_diacritics 2)."""
     text = text.lower()
@@ -77,7 +84,8 @@ def matched_terms(words: Sequence[str], texts: Iterable[str]) -> list[str]:
     word, a longer word it begins (from MIN_PREFIX_LEN characters), or the same stem."""
     if not words:
         return []
-    found = set(_WORD.findall(_folded(" ".join(texts))))
+    text = _folded(" ".join(texts))
+    found = set(_WORD.findall(text))
     ordered: list[str] | None = None  # sorted once, if a word needs a prefix look-up
     matched = []
     for word in words:
@@ -85,16 +93,17 @@ def matched_terms(words: Sequence[str], texts: Iterable[str]) -> list[str]:
         if w in found:
             matched.append(word)
             continue
-        stem = _STEMMER.stemWord(w)
+        stem = _stem(w)
         # A word's stem begins like it (bar a final y/i): only the text's words that begin
         # like the stem are looked at, found by bisection (no work per word of the text).
         head = stem[: max(len(stem) - 1, 1)]
+        if head not in text:  # no word of the text begins with it (a C substring scan)
+            continue
         if ordered is None:
             ordered = sorted(found)
         candidates = _beginning(ordered, head)
         if any(
-            (len(w) >= MIN_PREFIX_LEN and f.startswith(w)) or _STEMMER.stemWord(f) == stem
-            for f in candidates
+            (len(w) >= MIN_PREFIX_LEN and f.startswith(w)) or _stem(f) == stem for f in candidates
         ):
             matched.append(word)
     return matched
