@@ -62,6 +62,16 @@ def cmd_worker(settings: Settings, _: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_worker_check(settings: Settings, _: argparse.Namespace) -> int:
+    """Exit 0 if a worker on the Redis it would use has reported in the last minute."""
+    from app.worker import check_worker, redis_in_use
+
+    url, found = redis_in_use(settings)
+    ok, line = asyncio.run(check_worker(url))
+    print(f"{line}\nRedis from {found}", file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
+
+
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     from app import up
 
@@ -308,6 +318,10 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("worker", help="run the arq worker (compaction cron and jobs)").set_defaults(
         fn=cmd_worker
     )
+    sub.add_parser(
+        "worker-check",
+        help="exit 0 if a worker has reported to its Redis in the last minute (health check)",
+    ).set_defaults(fn=cmd_worker_check)
     u = sub.add_parser(
         "up", help="run Redis (embedded unless JET_REDIS_URL is set), a worker and the API"
     )

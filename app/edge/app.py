@@ -18,6 +18,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -125,17 +126,49 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     ]
     if settings.graphiql:
         routes += asset_routes
-    return metered_starlette(routes, mcp_endpoint.wrap(lifespan))
+    return metered_starlette(
+        routes, mcp_endpoint.wrap(lifespan), cors_origins=settings.cors_origin_list
+    )
+
+
+# What a browser page on an allowed origin may send and read (JET_CORS_ORIGINS).
+CORS_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+CORS_HEADERS = [
+    "Authorization", "Content-Type", "Accept", "Idempotency-Key", "If-Match", "X-Request-Id",
+    "Mcp-Session-Id", "Mcp-Protocol-Version",
+]  # fmt: skip
+CORS_EXPOSED = [
+    "ETag", "Location", "X-Request-Id", "Retry-After", "WWW-Authenticate", "Allow",
+    "Mcp-Session-Id",
+]  # fmt: skip
+CORS_MAX_AGE_S = 600
 
 
 def metered_starlette(
-    routes: Sequence[BaseRoute], lifespan: Lifespan[Any] | None = None
+    routes: Sequence[BaseRoute],
+    lifespan: Lifespan[Any] | None = None,
+    *,
+    cors_origins: Sequence[str] = (),
 ) -> Starlette:
     """Stock Starlette (its router, its 404, 405 and 500) with HttpMetrics counting every
-    request and the request id on Starlette's own answers."""
+    request and the request id on Starlette's own answers; Starlette's CORSMiddleware
+    inside it when `cors_origins` lists any (so preflights are counted too)."""
+    middleware = [Middleware(HttpMetrics)]
+    if cors_origins:
+        # No credentials: the API key travels in Authorization, never in a cookie.
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=CORS_METHODS,
+                allow_headers=CORS_HEADERS,
+                expose_headers=CORS_EXPOSED,
+                max_age=CORS_MAX_AGE_S,
+            )  # fmt: skip
+        )
     return Starlette(
         routes=routes,
-        middleware=[Middleware(HttpMetrics)],
+        middleware=middleware,
         lifespan=lifespan,
         exception_handlers={HTTPException: http_exception},
     )

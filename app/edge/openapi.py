@@ -21,10 +21,14 @@ from app.edge.rest.problems import PROBLEM_JSON, Problem, ProblemError
 from app.services import limits
 
 REF = "#/components/schemas/{model}"
+# What parsing.if_match_versions takes: `*`, or ETags of this API (W/ is read as strong).
+IF_MATCH_PATTERN = r'^\s*(\*|(W/)?"\d{1,18}"(\s*,\s*(W/)?"\d{1,18}")*)\s*$'
+ONE_LINE_PATTERN = rest.ONE_LINE_PATTERN
 MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (rest.AppendMemoryEventInput, "validation"),
     (rest.CreateMemoryEntryInput, "validation"),
     (rest.UpdateMemoryEntryInput, "validation"),
+    (rest.ReplaceMemoryEntryInput, "validation"),
     (rest.MemoryEntryQuery, "validation"),
     (rest.MemoryEventQuery, "validation"),
     (rest.MemoryContextQuery, "validation"),
@@ -103,6 +107,12 @@ def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
         prop = dict(prop)
         description = prop.pop("description", None)
         param: dict[str, Any] = {"name": name, "in": "query", "schema": _non_null(prop)}
+        if name in schema.get("required", ()):
+            param["required"] = True
+        # An empty value is refused on every route (parsing.parse_query): say so.
+        for text in (param["schema"], param["schema"].get("items", {})):
+            if text.get("type") == "string" and "enum" not in text:
+                text.setdefault("minLength", 1)
         if description:
             param["description"] = description
         if param["schema"].get("type") == "array":
@@ -116,7 +126,10 @@ HEADERS = {
         "description": 'the entry\'s version as a strong ETag, e.g. "3"',
         "schema": {"type": "string"},
     },
-    "Location": {"description": "the new entry: /memory/{id}", "schema": {"type": "string"}},
+    "Location": {
+        "description": "where the new entry or event is read: /memory/{id}, /memory/events/{id}",
+        "schema": {"type": "string"},
+    },
     "X-Request-Id": {
         "description": "the request's id (yours, if you sent a sane X-Request-Id)",
         "schema": {"type": "string"},
@@ -183,17 +196,29 @@ def openapi_document() -> dict[str, Any]:
         "required": True,
         "schema": {"type": "string", "pattern": "^mem_[0-9a-z]{26}$"},
     }
+    event_id = {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^evt_[0-9a-z]{26}$"},
+    }
     if_match = {
         "name": "If-Match",
         "in": "header",
-        "description": 'update only if the entry is still at one of these versions, e.g. "3"',
-        "schema": {"type": "string"},
+        "description": 'update only if the entry is still at one of these versions, e.g. "3", '
+        "or * (any)",
+        "schema": {"type": "string", "pattern": IF_MATCH_PATTERN},
     }
     idempotency_key = {
         "name": "Idempotency-Key",
         "in": "header",
         "description": "makes a retry safe (a single event only; not with an array body)",
-        "schema": {"type": "string", "maxLength": limits.REF_MAX_CHARS},
+        "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": limits.REF_MAX_CHARS,
+            "pattern": ONE_LINE_PATTERN,
+        },
     }
     one_or_batch = {
         "oneOf": [
@@ -248,7 +273,11 @@ def openapi_document() -> dict[str, Any]:
                 "requestBody": {"required": True, **_json(one_or_batch)},
                 "responses": _responses(
                     {
-                        "201": _ok("appended (a batch: at least one item is new)", event_or_batch),
+                        "201": _ok(
+                            "appended (a batch: at least one item is new); Location for one event",
+                            event_or_batch,
+                            "Location",
+                        ),
                         "200": _ok(
                             "a replay: the original event(s), as first answered", event_or_batch
                         ),
@@ -305,6 +334,23 @@ def openapi_document() -> dict[str, Any]:
                 ),
             },
             "put": {
+                "operationId": "replaceMemoryEntry",
+                "summary": "Send the entry back as GET answered it, edited",
+                "description": rest.ReplaceMemoryEntryInput.__doc__,
+                "parameters": [if_match],
+                "requestBody": {"required": True, **_json(_ref("ReplaceMemoryEntryInput"))},
+                "responses": _responses(
+                    {"200": _ok("the updated entry", _ref("MemoryEntry"), "ETag")},
+                    400,
+                    404,
+                    409,
+                    412,
+                    413,
+                    415,
+                    422,
+                ),  # fmt: skip
+            },
+            "patch": {
                 "operationId": "updateMemoryEntry",
                 "summary": "Update the fields given",
                 "parameters": [if_match],
@@ -338,6 +384,16 @@ def openapi_document() -> dict[str, Any]:
             },
         },
         **_data_rights_paths(entry_id, query[rights.PageQuery]),
+    }
+    # One path item for an event: read (here) and erase (_data_rights_paths).
+    paths["/memory/events/{id}"] = {
+        "parameters": [event_id],
+        "get": {
+            "operationId": "getMemoryEvent",
+            "summary": "Read an event (the Location of its append)",
+            "responses": _responses({"200": _ok("the event", _ref("MemoryEvent"))}, 404),
+        },
+        "delete": paths["/memory/events/{id}"]["delete"],
     }
     problem_headers = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
     responses = {

@@ -102,7 +102,7 @@ async def resolve_memory_entries(
     f = filter or MemoryEntryFilter()
     flt = EntryFilter(
         scope=f.scope, scope_ref=f.scope_ref, tags=f.tags, search=f.search,
-        min_importance=f.min_importance, sources=f.sources,
+        min_importance=f.min_importance, sources=f.sources, min_score=f.min_score,
     )  # fmt: skip
     try:
         page = await entries.list_entries(

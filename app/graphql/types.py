@@ -177,7 +177,15 @@ class MemoryEntryEdge:
     cursor: str
     node: MemoryEntry
     score: float | None = strawberry.field(
-        description="relevance of this entry to filter.search; null when not searching"
+        description="relevance of this entry to filter.search, 0 to 1: the share of the\n"
+        "search's words the entry contains (in its title, summary or tags; as the index\n"
+        "matches them: the same word, a word it begins, or the same stem), comparable\n"
+        "across searches, so a threshold (filter.minScore) means the same for any\n"
+        "question; edges stay ordered by the index's relevance; null when not searching"
+    )
+    matched_terms: list[str] | None = strawberry.field(
+        description="which of the search's words the entry contains (stop words are not\n"
+        "searched); null when not searching"
     )
 
 
@@ -257,6 +265,12 @@ class MemoryEntryFilter:
     )
     min_importance: int | None = None
     sources: list[EntrySourceEnum] | None = None  # type: ignore[valid-type]
+    min_score: float | None = strawberry.field(
+        default=None,
+        description="with search: only entries whose score is at least this (0 to 1); a\n"
+        "page may then hold fewer than `first` edges: follow pageInfo until hasNextPage\n"
+        "is false",
+    )
 
 
 @strawberry.input

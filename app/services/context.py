@@ -72,6 +72,8 @@ class MemoryContextResult:
     entries: list[Entry]
     events: list[Event]
     truncated: bool  # something in the scope did not fit (or was cut)
+    # With a query: each entry's id → (search.score, search.matched_terms) for that query.
+    matches: dict[str, tuple[float, list[str]]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,10 +364,17 @@ async def load_context(
 
     markdown = ent.text + evs.text
     markdown = markdown.rstrip("\n") + "\n" if markdown else ""
+    matches = None
+    if query is not None:
+        words = search.words(query, "query")
+        terms = {e.id: search.matched_terms(words, [e.title, e.summary, *e.tags])
+                 for e in ent.items}  # fmt: skip
+        matches = {i: (search.score(words, m), m) for i, m in terms.items()}
     return MemoryContextResult(
         markdown=markdown,
         tokens=estimate_tokens(markdown),
         entries=ent.items,
         events=evs.items,
         truncated=not (ent.complete and evs.complete),
+        matches=matches,
     )

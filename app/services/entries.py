@@ -217,11 +217,19 @@ async def list_entries(
         raise InvalidInput(["minImportance"], "minImportance must be 1 to 5")
     if _matches_nothing(flt):
         return Page([], has_next_page=False)
+    if flt.min_score is not None and not 0 <= flt.min_score <= 1:
+        raise InvalidInput(["minScore"], f"minScore must be 0 to 1, got {flt.min_score}")
     if flt.search is not None:
         # Served from the search page cache while the tenant's entries are unchanged.
-        return await search_cache.search_page(
+        page = await search_cache.search_page(
             db, flt, first=first, after=after, search_fn=_uncached_search
         )
+        if not flt.min_score:
+            return page
+        # After the page: the order is the index's relevance, not the score, so a page
+        # may hold fewer hits than `first` (the cursor still goes on from its last row).
+        kept = [e for e in page.edges if e.score is not None and e.score >= flt.min_score]
+        return Page(kept, page.has_next_page, end=page.end_cursor)
     conds: list[Any] = []
     if flt.min_importance is not None and flt.min_importance > 1:
         # `+ 0` keeps SQLite off ix_memory_entries_scope_rank (the context loader's): a
@@ -276,7 +284,9 @@ async def _uncached_search(
     rank_at, hwm_at = _RANK_HWM_AT.get(stmt) or _rank_hwm_at(stmt)
     if rows and hwm is None:
         hwm = rows[0][hwm_at]  # the first page reads the high-water mark its cursors keep
-    return _search_page([(row, row[rank_at]) for row in rows], first=first, hwm=hwm, offset=offset)
+    return _search_page(
+        [(row, row[rank_at]) for row in rows], words, first=first, hwm=hwm, offset=offset
+    )
 
 
 def matching(
@@ -358,13 +368,21 @@ def _search_query(
 
 
 def _search_page(
-    rows: Sequence[tuple[Any, float]], *, first: int, hwm: int | None, offset: int
+    rows: Sequence[tuple[Any, float]],
+    words: Sequence[str],
+    *,
+    first: int,
+    hwm: int | None,
+    offset: int,
 ) -> Page[Entry]:
-    """The page of (row, rank) pairs, under the high-water mark `hwm`."""
-    edges = [
-        new_edge(cursors.encode("entries-search", [hwm, offset + i + 1]), to_entry(row), -rank)
-        for i, (row, rank) in enumerate(rows[:first])
-    ]
+    """The page of (row, rank) pairs, under the high-water mark `hwm`, each hit scored by
+    the share of the search's `words` it contains (search.score), ordered by rank."""
+    edges = []
+    for i, (row, _) in enumerate(rows[:first]):
+        entry = to_entry(row)
+        matched = search.matched_terms(words, [entry.title, entry.summary, *entry.tags])
+        cursor = cursors.encode("entries-search", [hwm, offset + i + 1])
+        edges.append(new_edge(cursor, entry, search.score(words, matched), matched))
     return Page(edges, has_next_page=len(rows) > first)
 
 

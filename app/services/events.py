@@ -218,7 +218,7 @@ def _check_filter(flt: EventFilter, first: int) -> None:
             f"kinds has {len(flt.kinds)} values; the limit is {limits.FILTER_VALUES_MAX}",
         )
     validation.check_filter_text(flt.scope_ref, flt.kinds, "kinds")
-    if flt.scope is not None and flt.scope_ref is not None:
+    if flt.scope not in (None, Scope.INSTITUTIONAL) and flt.scope_ref is not None:
         validation.check_scope(flt.scope, flt.scope_ref)
     if flt.occurred_after is not None:
         validation.check_time(flt.occurred_after, "occurredAfter")
@@ -229,7 +229,10 @@ def _check_filter(flt: EventFilter, first: int) -> None:
 def _matches_nothing(flt: EventFilter) -> bool:
     """A filter value no stored event can hold (NUL, a lone surrogate): an empty page."""
     values = [*(flt.kinds or ()), *([flt.scope_ref] if flt.scope_ref is not None else [])]
-    return not all(map(storable, values))
+    # A filter, not a new event: the institutional scope with a scopeRef matches no event
+    # (as entries' filter), rather than being refused like an append.
+    institutional_ref = flt.scope is Scope.INSTITUTIONAL and flt.scope_ref is not None
+    return institutional_ref or not all(map(storable, values))
 
 
 async def _search_page(

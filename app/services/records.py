@@ -114,6 +114,7 @@ class EntryFilter:
     search: str | None = None
     min_importance: int | None = None
     sources: list[EntrySource] | None = None
+    min_score: float | None = None  # with search: only hits scoring at least this
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,16 +161,22 @@ T = TypeVar("T")
 class Edge(Generic[T]):
     cursor: str
     node: T
-    score: float | None = None
+    score: float | None = None  # with a search: the share of its words the node contains
+    matched_terms: list[str] | None = None  # with a search: which of its words those are
 
 
 @dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
     edges: list[Edge[T]]
     has_next_page: bool
+    # Where the next page starts when it is not the last edge's cursor: a page whose hits
+    # a filter after the read dropped (EntryFilter.min_score) goes on from what was read.
+    end: str | None = None
 
     @property
     def end_cursor(self) -> str | None:
+        if self.end is not None:
+            return self.end
         return self.edges[-1].cursor if self.edges else None
 
 

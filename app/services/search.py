@@ -4,7 +4,13 @@ How each storage backend searches for them (FTS5 MATCH, or a PostgreSQL tsquery)
 app/storage/fulltext.py; this is the policy both share: which words count.
 """
 
+import bisect
+import functools
 import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+
+import snowballstemmer  # type: ignore[import-untyped]
 
 from app.errors import InvalidInput
 
@@ -46,3 +52,71 @@ def words(text: str, field: str) -> list[str]:
     if not found:
         raise InvalidInput([field], f"{field} has no searchable words (letters or digits)")
     return found
+
+
+# ---------------------------------------------------------------- scores a client can use
+# A hit's score is the share of the search's words it contains (docs/rest.md, "Scores"):
+# matched as the full-text index matches them, so it is the same on both backends.
+
+MIN_PREFIX_LEN = 3  # as app/storage/fulltext.py: a word also matches as a prefix from 3
+# Porter's stemmer, as SQLite FTS5's `porter` tokenizer (PostgreSQL's english config is its
+# Snowball successor: the two agree on all but rare words). A library, not hand-written.
+_STEMMER = snowballstemmer.stemmer("porter")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    # Pure Python and the same few words again and again (a page's, a tenant's): kept.
+    return str(_STEMMER.stemWord(word))
+
+
+def _folded(text: str) -> str:
+    """Lowercase without diacritics, as the index reads text (remove_diacritics 2)."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def matched_terms(words: Sequence[str], texts: Iterable[str]) -> list[str]:
+    """Which of the search's `words` (as `words()` gives them) occur in `texts`: the same
+    word, a longer word it begins (from MIN_PREFIX_LEN characters), or the same stem."""
+    if not words:
+        return []
+    text = _folded(" ".join(texts))
+    found = set(_WORD.findall(text))
+    ordered: list[str] | None = None  # sorted once, if a word needs a prefix look-up
+    matched = []
+    for word in words:
+        w = _folded(word)
+        if w in found:
+            matched.append(word)
+            continue
+        stem = _stem(w)
+        # A word's stem begins like it (bar a final y/i): only the text's words that begin
+        # like the stem are looked at, found by bisection (no work per word of the text).
+        head = stem[: max(len(stem) - 1, 1)]
+        if head not in text:  # no word of the text begins with it (a C substring scan)
+            continue
+        if ordered is None:
+            ordered = sorted(found)
+        candidates = _beginning(ordered, head)
+        if any(
+            (len(w) >= MIN_PREFIX_LEN and f.startswith(w)) or _stem(f) == stem for f in candidates
+        ):
+            matched.append(word)
+    return matched
+
+
+def _beginning(ordered: list[str], head: str) -> Iterator[str]:
+    """The words of the sorted list `ordered` that begin with `head`."""
+    for i in range(bisect.bisect_left(ordered, head), len(ordered)):
+        if not ordered[i].startswith(head):
+            return
+        yield ordered[i]
+
+
+def score(words: Sequence[str], matched: Sequence[str]) -> float:
+    """The share of the search's words a hit contains, 0 to 1 (1: every word)."""
+    return len(matched) / len(words) if words else 0.0

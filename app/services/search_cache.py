@@ -62,9 +62,9 @@ _MISS = metrics.ENTRY_SEARCH_CACHE.labels(result="miss")
 _STALE = metrics.ENTRY_SEARCH_CACHE.labels(result="stale")
 _JOINED = metrics.ENTRY_SEARCH_CACHE.labels(result="joined")
 
-# A page as immutable values: ((cursor, score, entry fields with tags as a tuple), ...) and
-# has_next_page.
-_Frozen = tuple[tuple[tuple[str, float | None, tuple[Any, ...]], ...], bool]
+# A page as immutable values: ((cursor, score, matched terms, entry fields with tags as a
+# tuple), ...) and has_next_page.
+_Frozen = tuple[tuple[tuple[str, float | None, tuple[str, ...] | None, tuple[Any, ...]], ...], bool]
 
 
 class Search(Protocol):
@@ -195,7 +195,14 @@ async def read_revision(db: TenantDb) -> int | None:
 
 
 def _freeze(page: Page[Entry]) -> _Frozen:
-    edges = tuple((edge.cursor, edge.score, _fields(edge.node)) for edge in page.edges)
+    edges = tuple(
+        (
+            edge.cursor, edge.score,
+            None if edge.matched_terms is None else tuple(edge.matched_terms),
+            _fields(edge.node),
+        )
+        for edge in page.edges
+    )  # fmt: skip
     return edges, page.has_next_page
 
 
@@ -211,8 +218,13 @@ def _thaw(frozen: _Frozen) -> Page[Entry]:
     edges, has_next_page = frozen
     return Page(
         [
-            new_edge(cursor, new_entry(*fields[:5], list(fields[5]), *fields[6:]), score)
-            for cursor, score, fields in edges
+            new_edge(
+                cursor,
+                new_entry(*fields[:5], list(fields[5]), *fields[6:]),
+                score,
+                None if matched is None else list(matched),
+            )
+            for cursor, score, matched, fields in edges
         ],
         has_next_page,
     )

@@ -108,10 +108,13 @@ async def reference_search(
             .limit(first + 1)
         )
         rows = list(await conn.execute(stmt))
-    edges = [
-        Edge(cursors.encode("entries-search", [hwm, offset + i + 1]), entries.to_entry(r), -r.rank)
-        for i, r in enumerate(rows[:first])
-    ]
+    edges = []
+    for i, r in enumerate(rows[:first]):
+        e = entries.to_entry(r)
+        # The score: the share of the search's words the entry contains (search.score).
+        matched = search.matched_terms(query.words, [e.title, e.summary, *e.tags])
+        cursor = cursors.encode("entries-search", [hwm, offset + i + 1])
+        edges.append(Edge(cursor, e, search.score(query.words, matched), matched))
     return Page(edges, has_next_page=len(rows) > first)
 
 

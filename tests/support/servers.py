@@ -65,3 +65,30 @@ def serving(
         yield proc
     finally:
         stop(proc)
+
+
+@contextlib.contextmanager
+def jet_serve(
+    tmp_path: Path, *tenants: str, env: dict[str, str] | None = None, startup_seconds: float = 120
+) -> Iterator[tuple[str, list[str]]]:
+    """A real `jet-memory serve` on 127.0.0.1 with a tenant (and its key) per name given:
+    (base URL, keys). JET_* from the caller's environment are left out, `env` added."""
+    import sys
+
+    jet = Path(sys.executable).parent / "jet-memory"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("JET_")}
+    environ |= {"JET_DATA_DIR": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1", **(env or {})}
+    keys = []
+    for name in tenants:
+        created = subprocess.run(
+            [str(jet), "tenants", "create", name],
+            env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert created.returncode == 0, created.stderr
+        keys.append(created.stdout.strip().splitlines()[-1])
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [str(jet), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    with serving(argv, url=url, env=environ, cwd=tmp_path, log=tmp_path / "serve.log",
+                 startup_seconds=startup_seconds):  # fmt: skip
+        yield url, keys

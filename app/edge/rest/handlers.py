@@ -4,8 +4,10 @@ Every domain rule stays in app.services, which GraphQL calls too.
 """
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
+from pydantic.alias_generators import to_camel
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -15,8 +17,10 @@ from app.edge.rest.encoding import json_response
 from app.edge.rest.models import (
     ENTRY_IN,
     ENTRY_PATCH_IN,
+    ENTRY_PUT_IN,
     EVENT_BATCH_IN,
     EVENT_IN,
+    READ_ONLY_FIELDS,
     MemoryContext,
     MemoryContextQuery,
     MemoryEntry,
@@ -25,6 +29,7 @@ from app.edge.rest.models import (
     MemoryEvent,
     MemoryEventQuery,
     MemoryExportQuery,
+    UpdateMemoryEntryInput,
     event_body,
 )
 from app.edge.rest.parsing import (
@@ -42,6 +47,7 @@ from app.edge.rest.parsing import (
 from app.edge.rest.problems import (
     LIST_NAMES,
     HttpProblem,
+    ProblemError,
     Where,
     field_error,
     problem,
@@ -71,15 +77,19 @@ async def list_entries(request: Request, db: TenantDb, _: Container) -> Response
     q = parse_query(request, MemoryEntryQuery)
     flt = EntryFilter(
         scope=q.scope, scope_ref=q.scope_ref, tags=q.tag, search=q.search,
-        min_importance=q.min_importance, sources=q.source,
+        min_importance=q.min_importance, sources=q.source, min_score=q.min_score,
     )  # fmt: skip
     with service_errors("query", LIST_NAMES):
         page = await entries.list_entries(db, flt, first=q.limit, after=q.cursor)
     searching = q.search is not None
 
     def item(edge: Edge[Entry]) -> dict[str, Any]:
-        out = MemoryEntryItem(**dict(MemoryEntry.of(edge.node)), score=edge.score)
-        return out.model_dump(mode="json", exclude=None if searching else {"score"})
+        out = MemoryEntryItem(
+            **dict(MemoryEntry.of(edge.node)), score=edge.score, matched_terms=edge.matched_terms
+        )
+        return out.model_dump(
+            mode="json", exclude=None if searching else {"score", "matched_terms"}
+        )
 
     return json_response(
         {
@@ -95,7 +105,7 @@ async def create_entry(request: Request, db: TenantDb, _: Container) -> Response
     entry_in = EntryIn(
         scope=i.scope, scope_ref=i.scope_ref, title=i.title, summary=i.summary,
         tags=list(i.tags or []), importance=3 if i.importance is None else i.importance,
-        source=i.source or EntrySource.MANUAL,
+        source=EntrySource(i.source or EntrySource.MANUAL),
     )  # fmt: skip
     with service_errors("body"):
         entry = await entries.create_entry(db, entry_in)
@@ -117,11 +127,70 @@ _DISAGREE = "If-Match and expectedVersion disagree"
 
 
 async def update_entry(request: Request, db: TenantDb, container: Container) -> Response:
-    entry_id = request.path_params["id"]
+    """PATCH: the fields given change."""
     allowed = if_match_versions(request)
     require_json(request)
     i = parse_body(await read_body(request), ENTRY_PATCH_IN)
+    by = await requester(request.scope, container)
+    return await _apply(db, request.path_params["id"], allowed, i, i.expected_version, by)
+
+
+async def replace_entry(request: Request, db: TenantDb, container: Container) -> Response:
+    """PUT: the entry's own representation (as GET answers it), edited."""
+    entry_id = request.path_params["id"]
+    allowed = if_match_versions(request)
+    require_json(request)
+    i = parse_body(await read_body(request), ENTRY_PUT_IN)
     expected = i.expected_version
+    if i.version is not None and expected is not None and expected != i.version:
+        raise HttpProblem(
+            400,
+            [field_error(f, "body", "INVALID", "version and expectedVersion disagree")
+             for f in ("version", "expectedVersion")],
+        )  # fmt: skip
+    # Null read-only fields count as absent, as null editable ones do.
+    given = [n for n in READ_ONLY_FIELDS if n in i.model_fields_set and getattr(i, n) is not None]
+    if given or i.version is not None:
+        current = await entries.get_entry(db, entry_id)
+        if current is None:
+            raise not_found(entry_id)
+        if i.version is not None and i.version != current.version:
+            # Read at another version: a stale copy (its updatedAt differs too), a 409.
+            raise problem(
+                409, "version", "body", "CONFLICT",
+                f"the entry is at version {current.version}, not {i.version}: GET it again, "
+                "then retry",
+            )  # fmt: skip
+        stored = MemoryEntry.of(current)
+        changed = [n for n in given if getattr(i, n) != getattr(stored, n)]
+        if changed:
+            raise HttpProblem(422, [_read_only(n, getattr(stored, n)) for n in changed])
+        if expected is None:
+            expected = current.version  # what was compared is what gets updated
+    by = await requester(request.scope, container)
+    return await _apply(db, entry_id, allowed, i, expected, by)
+
+
+def _read_only(name: str, stored: object) -> ProblemError:
+    field = to_camel(name)
+    if isinstance(stored, datetime):
+        shown: object = stored.isoformat().replace("+00:00", "Z")
+    else:
+        shown = getattr(stored, "value", stored)  # an enum as the API writes it
+    return field_error(
+        field, "body", "READ_ONLY",
+        f"{field}: read-only; the entry's is {shown!r}: send it unchanged or leave it out",
+    )  # fmt: skip
+
+
+async def _apply(
+    db: TenantDb,
+    entry_id: str,
+    allowed: list[int] | None,
+    i: UpdateMemoryEntryInput,
+    expected: int | None,
+    by: str,
+) -> Response:
     if allowed is not None:
         if expected is not None and expected not in allowed:
             raise HttpProblem(
@@ -143,7 +212,6 @@ async def update_entry(request: Request, db: TenantDb, container: Container) -> 
     )  # fmt: skip
     try:
         with service_errors("body"):
-            by = await requester(request.scope, container)
             entry = await entries.update_entry(db, entry_id, patch, by=by)
     except HttpProblem as p:
         if p.status == 404:
@@ -213,7 +281,21 @@ async def append_events(request: Request, db: TenantDb, container: Container) ->
     with service_errors("body", names):
         result = await events.append_event(db, event_in(one, key), max_rows=max_rows)
     # A replay answers exactly what the original append answered, with 200 instead of 201.
-    return json_response(event_body(result.event), 200 if result.replayed else 201)
+    response = json_response(event_body(result.event), 200 if result.replayed else 201)
+    if not result.replayed:
+        # Appended to the raw headers: with a headers mapping, the response takes the
+        # generic (slower) path of Starlette, on every append.
+        location = f"/memory/events/{result.event.id}".encode("latin-1")
+        response.raw_headers.append((b"location", location))
+    return response
+
+
+async def get_event(request: Request, db: TenantDb, _: Container) -> Response:
+    event_id = request.path_params["id"]
+    event = await events.get_event(db, event_id)
+    if event is None:
+        raise problem(404, "id", "path", "NOT_FOUND", f"no memory event {event_id!r}")
+    return json_response(event_body(event))
 
 
 async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
@@ -238,10 +320,10 @@ async def memory_context(request: Request, db: TenantDb, _: Container) -> Respon
         MemoryContext(
             markdown=loaded.markdown,
             tokens=loaded.tokens,
-            entries=[MemoryEntry.of(e) for e in loaded.entries],
+            entries=[_context_entry(e, loaded.matches) for e in loaded.entries],
             events=[MemoryEvent.of(e) for e in loaded.events],
             truncated=loaded.truncated,
-        ).model_dump(mode="json")
+        ).model_dump(mode="json", exclude=_UNSCORED if loaded.matches is None else None)
     )
 
 
@@ -259,6 +341,15 @@ async def export_memory(request: Request, db: TenantDb, container: Container) ->
         media_type=portability.MEDIA_TYPE,
         headers={"Content-Disposition": 'attachment; filename="memory-export.jsonl"'},
     )
+
+
+# Without a query, the context's entries carry no score.
+_UNSCORED: Any = {"entries": {"__all__": {"score", "matched_terms"}}}
+
+
+def _context_entry(e: Entry, matches: dict[str, tuple[float, list[str]]] | None) -> MemoryEntryItem:
+    score, matched = (None, None) if matches is None else matches.get(e.id, (0.0, []))
+    return MemoryEntryItem(**dict(MemoryEntry.of(e)), score=score, matched_terms=matched)
 
 
 async def no_route(request: Request, db: TenantDb, _: Container) -> Response:

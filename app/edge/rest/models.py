@@ -6,7 +6,7 @@ enforce the limits they document.
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -19,6 +19,8 @@ from pydantic import (
     ValidationError,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
 
 from app.services import context, limits
 from app.services.records import Entry, EntrySource, Event, Scope
@@ -61,9 +63,66 @@ ScopeIn = Annotated[Scope, BeforeValidator(_lower), Field(description="memory sc
 SourceIn = Annotated[
     EntrySource, BeforeValidator(_lower), Field(description="entry source" + _ENUM_NOTE)
 ]
+
+
+def _creatable(value: object) -> object:
+    value = _lower(value)
+    if value == EntrySource.COMPACTOR.value:
+        # Its own error type: answered as FORBIDDEN (a reserved value), as the service does.
+        raise PydanticCustomError("forbidden", "source compactor is reserved for the compactor")
+    return value
+
+
+# What a client may create: the enum without `compactor`, so no error offers it.
+CreatableSource = Annotated[
+    Literal["chat", "call", "email", "manual"],
+    BeforeValidator(_creatable),
+    Field(description="entry source" + _ENUM_NOTE),
+]
+
+
+def _whole(value: object) -> object:
+    # JSON Schema's integer includes 5.0 (a number without a fraction): so does the API.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
 # ISO 8601 text, aware only: a naive time is ambiguous. Normalised to UTC (and
 # range-checked) here; the services refuse a time before 1970.
-Timestamp = Annotated[AwareDatetime, BeforeValidator(_iso_8601), AfterValidator(_utc)]
+Timestamp = Annotated[
+    AwareDatetime,
+    BeforeValidator(_iso_8601),
+    AfterValidator(_utc),
+    # The services refuse a time before 1970: the year says so in the document.
+    Field(json_schema_extra={"pattern": r"^(19[7-9][0-9]|[2-9][0-9]{3})-"}),
+]
+
+
+# The services' text rules, as JSON Schema patterns for the OpenAPI document (documentation
+# only: app/services/validation.py enforces them). No control character, DEL, C1 or
+# line/paragraph separator in a one-line value, which is not blank either.
+_CONTROL = r"\u0000-\u001f\u007f-\u009f\u2028\u2029"
+ONE_LINE_PATTERN = rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$"
+TAG_PATTERN = rf"^[^\s{_CONTROL}]([^{_CONTROL}]*[^\s{_CONTROL}])?$"  # no surrounding space
+KIND_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
+TEXT_PATTERN = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"  # Markdown: not blank, no NUL
+TAGS = {
+    "maxItems": limits.TAGS_MAX,
+    "items": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": limits.TAG_MAX_CHARS,
+        "pattern": TAG_PATTERN,
+    },
+}
+# scopeRef is absent (or null) for the institutional scope and required for the others.
+SCOPE_RULE: JsonDict = {
+    "if": {"properties": {"scope": {"const": "institutional"}}},
+    "then": {"properties": {"scopeRef": {"type": "null"}}},
+    "else": {"properties": {"scopeRef": {"type": "string"}}, "required": ["scopeRef"]},
+}
 
 
 def _limit(**schema: Any) -> Any:
@@ -99,24 +158,32 @@ class ResponseModel(BaseModel):
 class AppendMemoryEventInput(BodyModel):
     """One raw event to append (POST /memory/events, alone or in an array)."""
 
+    model_config = ConfigDict(json_schema_extra=SCOPE_RULE)
+
     scope: ScopeIn
     scope_ref: str | None = _limit(
         maxLength=limits.REF_MAX_CHARS,
+        pattern=ONE_LINE_PATTERN,
         description="entity_id / project_id / user_id depending on scope; "
         "absent for institutional, required otherwise",
     )
     kind: str = Field(
         description="lower snake_case word: call_summary, decision, campaign_change, ...",
-        json_schema_extra={"maxLength": limits.KIND_MAX_CHARS},
+        json_schema_extra={"maxLength": limits.KIND_MAX_CHARS, "pattern": KIND_PATTERN},
     )
     body: str = Field(
         description=f"Markdown, at most {limits.EVENT_BODY_MAX_BYTES} bytes of UTF-8",
+        json_schema_extra={"pattern": TEXT_PATTERN},
     )
     source: str | None = _limit(
-        maxLength=limits.REF_MAX_CHARS, description="where it came from: inbox, webhook, ..."
+        maxLength=limits.REF_MAX_CHARS,
+        pattern=ONE_LINE_PATTERN,
+        description="where it came from: inbox, webhook, ...",
     )
     source_ref: str | None = _limit(
-        maxLength=limits.REF_MAX_CHARS, description="id in the source system"
+        maxLength=limits.REF_MAX_CHARS,
+        pattern=ONE_LINE_PATTERN,
+        description="id in the source system",
     )
     occurred_at: Timestamp | None = Field(
         default=None,
@@ -125,6 +192,7 @@ class AppendMemoryEventInput(BodyModel):
     )
     idempotency_key: str | None = _limit(
         maxLength=limits.REF_MAX_CHARS,
+        pattern=ONE_LINE_PATTERN,
         description="a retried append with the same key returns the original event; "
         "the Idempotency-Key header sets it too",
     )
@@ -133,41 +201,71 @@ class AppendMemoryEventInput(BodyModel):
 class CreateMemoryEntryInput(BodyModel):
     """A curated entry to create (POST /memory)."""
 
+    model_config = ConfigDict(json_schema_extra=SCOPE_RULE)
+
     scope: ScopeIn
-    scope_ref: str | None = _limit(maxLength=limits.REF_MAX_CHARS)
+    scope_ref: str | None = _limit(maxLength=limits.REF_MAX_CHARS, pattern=ONE_LINE_PATTERN)
     title: str = Field(
-        description="one line", json_schema_extra={"maxLength": limits.TITLE_MAX_CHARS}
+        description="one line",
+        json_schema_extra={"maxLength": limits.TITLE_MAX_CHARS, "pattern": ONE_LINE_PATTERN},
     )
     summary: str = Field(
-        description=f"Markdown, at most {limits.ENTRY_SUMMARY_MAX_BYTES} bytes of UTF-8"
+        description=f"Markdown, at most {limits.ENTRY_SUMMARY_MAX_BYTES} bytes of UTF-8",
+        json_schema_extra={"pattern": TEXT_PATTERN},
     )
-    tags: list[str] | None = _limit(
-        maxItems=limits.TAGS_MAX,
-        items={"type": "string", "maxLength": limits.TAG_MAX_CHARS},
-        description="duplicates are dropped",
-    )
-    importance: int | None = _limit(
+    tags: list[str] | None = _limit(**TAGS, description="duplicates are dropped")
+    importance: Whole | None = _limit(
         minimum=1, maximum=5, description="1 to 5, retention priority; default 3"
     )
-    source: SourceIn | None = Field(
+    source: CreatableSource | None = Field(
         default=None, description="default manual; compactor is reserved for the compactor"
     )
 
 
 class UpdateMemoryEntryInput(BodyModel):
-    """PUT /memory/{id}: the fields given change; absent or null ones stay as they are."""
+    """PATCH /memory/{id}: the fields given change; absent or null ones stay as they are."""
 
-    title: str | None = _limit(maxLength=limits.TITLE_MAX_CHARS)
-    summary: str | None = None
-    tags: list[str] | None = _limit(
-        maxItems=limits.TAGS_MAX, items={"type": "string", "maxLength": limits.TAG_MAX_CHARS}
-    )
-    importance: int | None = _limit(minimum=1, maximum=5)
-    expected_version: int | None = _limit(
+    title: str | None = _limit(maxLength=limits.TITLE_MAX_CHARS, pattern=ONE_LINE_PATTERN)
+    summary: str | None = _limit(pattern=TEXT_PATTERN)
+    tags: list[str] | None = _limit(**TAGS)
+    importance: Whole | None = _limit(minimum=1, maximum=5)
+    expected_version: Whole | None = _limit(
         minimum=1,
         description="the update only applies if the entry is still at this version "
         "(409 otherwise); the If-Match header does the same with 412",
     )
+
+
+def _read_only() -> Any:
+    # readOnly (JSON Schema): a client sends back what it read, never a value of its own.
+    return Field(
+        default=None,
+        description="read-only: ignored when null or equal to the stored value, else a 422",
+        json_schema_extra={"readOnly": True},
+    )
+
+
+class ReplaceMemoryEntryInput(UpdateMemoryEntryInput):
+    """PUT /memory/{id}: the entry as GET answers it, edited. Read-only fields equal to the
+    stored ones are ignored (a different one is a 422 naming it); `version`, when given,
+    must still be the entry's (else 409); absent editable fields stay as they are."""
+
+    id: str | None = _read_only()
+    scope: ScopeIn | None = _read_only()
+    scope_ref: str | None = _read_only()
+    source: SourceIn | None = _read_only()
+    created_at: Timestamp | None = _read_only()
+    updated_at: Timestamp | None = _read_only()
+    version: Whole | None = Field(
+        default=None,
+        ge=1,
+        json_schema_extra={"minimum": 1},
+        description="the version this representation was read at: the update only applies "
+        "if the entry is still at it (409 otherwise), like expectedVersion",
+    )
+
+
+READ_ONLY_FIELDS = ("id", "scope", "scope_ref", "source", "created_at", "updated_at")
 
 
 class MemoryEntryQuery(QueryModel):
@@ -183,6 +281,12 @@ class MemoryEntryQuery(QueryModel):
         description="full-text search over title, summary and tags, ranked by relevance",
     )
     min_importance: int | None = _limit(minimum=1, maximum=5)
+    min_score: float | None = _limit(
+        minimum=0,
+        maximum=1,
+        description="with search: only entries whose score is at least this; a page may "
+        "then hold fewer than `limit` items (follow nextCursor until it is null)",
+    )
     source: list[SourceIn] | None = Field(default=None, description="repeatable: any may match")
     limit: int = Field(default=20, ge=1, json_schema_extra={"maximum": limits.PAGE_MAX})
     cursor: str | None = Field(default=None, description="nextCursor of the previous page")
@@ -247,6 +351,29 @@ EVENT_IN = TypeAdapter(AppendMemoryEventInput)
 EVENT_BATCH_IN: TypeAdapter[list[AppendMemoryEventInput]] = TypeAdapter(EventBatchIn)
 ENTRY_IN = TypeAdapter(CreateMemoryEntryInput)
 ENTRY_PATCH_IN = TypeAdapter(UpdateMemoryEntryInput)
+ENTRY_PUT_IN = TypeAdapter(ReplaceMemoryEntryInput)
+
+
+def _request_names() -> dict[str, str]:
+    models: list[type[BaseModel]] = [
+        AppendMemoryEventInput, CreateMemoryEntryInput, ReplaceMemoryEntryInput,
+        MemoryEntryQuery, MemoryEventQuery, MemoryContextQuery,
+    ]  # fmt: skip
+    return {_folded(f.alias or n): f.alias or n for m in models for n, f in m.model_fields.items()}
+
+
+def _folded(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+_NAMES = _request_names()
+
+
+def did_you_mean(name: str) -> str | None:
+    """The request field a misspelt `name` stands for (`scope_ref`: scopeRef), if any."""
+    found = _NAMES.get(_folded(name))
+    return found if found != name else None
+
 
 # ------------------------------------------------------------------- response models
 
@@ -323,7 +450,13 @@ class MemoryEntry(ResponseModel):
 
 class MemoryEntryItem(MemoryEntry):
     score: float | None = Field(
-        default=None, description="relevance to `search`; present only when searching"
+        default=None,
+        description="relevance to `search`, 0 to 1: the share of its words the entry "
+        "contains (comparable across searches); present only when searching",
+    )
+    matched_terms: list[str] | None = Field(
+        default=None,
+        description="which of the search's words the entry contains; present only when searching",
     )
 
 
@@ -346,6 +479,8 @@ class MemoryContext(ResponseModel):
 
     markdown: str = Field(description="ready to paste into a prompt")
     tokens: int = Field(description="estimated tokens of markdown")
-    entries: list[MemoryEntry]
+    entries: list[MemoryEntryItem] = Field(
+        description="with `query`, each carries its score and matchedTerms for it"
+    )
     events: list[MemoryEvent] = Field(description="recent events not yet folded into a summary")
     truncated: bool = Field(description="something relevant was left out to stay in budget")

@@ -14,6 +14,7 @@ from app.edge.rest.problems import (
     ProblemError,
     field_error,
     problem,
+    unknown_name,
     validation_problem,
 )
 from app.services.records import Entry, EventIn, new_event_in
@@ -72,15 +73,20 @@ def parse_body(raw: bytes, adapter: TypeAdapter[T]) -> T:
         raise validation_problem(exc, "body") from None
 
 
+EMPTY = "empty; give it a value or leave the parameter out"
+
+
 def parse_query(request: Request, model: type[Q]) -> Q:
     names = {field.alias or name for name, field in model.model_fields.items()}
     data: dict[str, Any] = {}
     errors: list[ProblemError] = []
     for name in dict.fromkeys(request.query_params.keys()):
-        # An empty value means absent: templated webhooks send `scopeRef=` for institutional.
-        values = [v for v in request.query_params.getlist(name) if v != ""]
+        values = request.query_params.getlist(name)
         if name not in names:
-            errors.append(field_error(name, "query", "INVALID", f"{name}: unknown parameter"))
+            errors.append(field_error(name, "query", "INVALID", unknown_name(name, name, "query")))
+        elif "" in values:
+            # One rule on every route: `scope=` is neither absent nor a value (docs/rest.md).
+            errors.append(field_error(name, "query", "INVALID", f"{name}: {EMPTY}"))
         elif name in model.repeatable:
             data[name] = values or None
         elif len(values) > 1:
@@ -105,8 +111,11 @@ def etag(entry: Entry) -> str:
 
 def if_match_versions(request: Request) -> list[int] | None:
     """The versions an If-Match header allows, or None for absent or `*`."""
-    raw = ",".join(request.headers.getlist("if-match"))
-    if not raw or raw.strip() == "*":
+    given = request.headers.getlist("if-match")
+    if not given:
+        return None
+    raw = ",".join(given)
+    if raw.strip() == "*":
         return None
     versions = []
     for part in raw.split(","):

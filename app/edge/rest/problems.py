@@ -15,7 +15,7 @@ from starlette.types import Send
 from app.edge.answers import ErrorAnswers
 from app.edge.request_ids import current_request_id
 from app.edge.responses import send_json
-from app.edge.rest.models import ResponseModel
+from app.edge.rest.models import ResponseModel, did_you_mean
 from app.edge.unavailable import retry_after_headers
 from app.errors import ErrorCode, ExpectedError, ExpectedErrors
 from app.storage.unavailable import TenantUnavailable
@@ -37,7 +37,7 @@ class ProblemError(ResponseModel):
     code: str = Field(
         description="INVALID, TOO_LARGE, NOT_FOUND, CONFLICT, FORBIDDEN, MALFORMED, "
         "UNAUTHENTICATED, UNSUPPORTED_MEDIA_TYPE, PRECONDITION_FAILED, METHOD_NOT_ALLOWED, "
-        "INTERNAL"
+        "READ_ONLY, INTERNAL"
     )
     message: str
 
@@ -223,6 +223,13 @@ class service_errors:  # noqa: N801 (used as `with service_errors(...)`, like a 
             raise _service_problem(exc, self.where, self.names or {}) from None
 
 
+def unknown_name(name: str, field: str, where: Where) -> str:
+    """`field: unknown field`, with the name meant when it is one misspelt (`scope_ref`)."""
+    what = "field" if where == "body" else "parameter"
+    meant = did_you_mean(name)
+    return f"{field}: unknown {what}" + (f"; did you mean {meant}?" if meant else "")
+
+
 def validation_problem(exc: ValidationError, where: Where) -> HttpProblem:
     details = exc.errors(include_url=False, include_context=False, include_input=False)
     if where == "body" and any(d["type"] == "json_invalid" for d in details):
@@ -236,10 +243,9 @@ def validation_problem(exc: ValidationError, where: Where) -> HttpProblem:
         elif field is None and d["type"] == "list_type":
             message = "the body must be a JSON array"
         elif d["type"] == "extra_forbidden":
-            message = (
-                f"{field}: unknown field" if where == "body" else f"{field}: unknown parameter"
-            )
+            message = unknown_name(str(d["loc"][-1]), field or "", where)
         else:
             message = f"{field}: {d['msg']}" if field else d["msg"]
-        errors.append(field_error(field, where, "INVALID", message))
+        code = "FORBIDDEN" if d["type"] == "forbidden" else "INVALID"
+        errors.append(field_error(field, where, code, message))
     return HttpProblem(422 if where == "body" else 400, errors)

@@ -26,10 +26,12 @@ from app.edge.rest.handlers import (
     delete_entry,
     export_memory,
     get_entry,
+    get_event,
     list_entries,
     list_events,
     memory_context,
     no_route,
+    replace_entry,
     update_entry,
 )
 from app.edge.rest.problems import (
@@ -122,11 +124,18 @@ def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
         Route("/memory/context", resource({"GET": memory_context})),
         Route("/memory/export", resource({"GET": export_memory})),
         Route("/memory/erasures", resource({"GET": list_erasures, "POST": erase_subject})),
-        Route("/memory/events/{id}", resource({"DELETE": erase_event})),
+        Route("/memory/events/{id}", resource({"GET": get_event, "DELETE": erase_event})),
         Route(
             "/memory/{id}",
-            resource({"GET": get_entry, "PUT": update_entry, "DELETE": delete_entry}),
-        ),
+            resource(
+                {
+                    "GET": get_entry,
+                    "PUT": replace_entry,
+                    "PATCH": update_entry,
+                    "DELETE": delete_entry,
+                }
+            ),
+        ),  # fmt: skip
         Route("/memory/{id}/versions", resource({"GET": list_versions})),
         Route("/memory/{id}/restore", resource({"POST": restore_entry})),
         # Anything else under /memory: a problem+json 404 rather than Starlette's text one.
