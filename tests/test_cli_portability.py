@@ -48,13 +48,16 @@ def test_export_then_import_into_another_tenant(
     target = tmp_path / "acme.jsonl"
     code, out, err = jet(capsys, "export", "acme", "-o", str(target))
     assert code == 0, err
-    assert "exported 3 entry, 10 event, 5 provenance, 1 compaction_run, 1 llm_call" in out
+    assert (
+        "exported 3 entry, 10 event, 5 provenance, 1 entry_version, 1 compaction_run, 1 llm_call"
+        in out
+    )
     assert err == "" and not (tmp_path / "acme.jsonl.partial").exists()  # no progress in a pipe
     code, out, err = jet(capsys, "import", "copy", str(target))
     assert code == 0, err
-    assert "imported 20 records" in out and "0 already present" in out and err == ""
+    assert "imported 21 records" in out and "0 already present" in out and err == ""
     code, out, _ = jet(capsys, "import", "copy", str(target))
-    assert "stored 0 entry" in out and "20 already present" in out
+    assert "stored 0 entry" in out and "21 already present" in out
     # To stdout: the file there, the report on stderr; the same records as the copy's.
     code, out, err = jet(capsys, "export", "copy")
     assert code == 0 and "exported 3 entry" in err

@@ -70,6 +70,11 @@ def _check_event(r: dict[str, Any]) -> None:
         raise InvalidInput(["compressed_at"], "compressed_at and compressed_into go together")
 
 
+def _check_version(r: dict[str, Any]) -> None:
+    _one_of("change", ["update", "restore", "delete"])(r)
+    _check_entry({**r, "id": r["entry_id"]})
+
+
 def _check_entry(r: dict[str, Any]) -> None:
     _one_of("scope", [s.value for s in Scope])(r)
     _one_of("source", [s.value for s in EntrySource])(r)
@@ -116,6 +121,15 @@ KINDS: tuple[RecordKind, ...] = (
         "provenance", "memory_entry_sources",
         {"entry_id": TEXT, "event_id": TEXT, "position": INT},
         True, {"entry_id": "memory_entries", "event_id": "memory_events"}, _check_provenance,
+    ),
+    # An entry's earlier versions; also of a deleted entry (its history outlives it).
+    RecordKind(
+        "entry_version", "memory_entry_versions",
+        {"entry_id": TEXT, "version": INT, "scope": TEXT, "scope_ref": TEXT + "?",
+         "title": TEXT, "summary": TEXT, "tags": TEXTS, "importance": INT, "source": TEXT,
+         "created_at": TIME, "updated_at": TIME, "change": TEXT, "changed_at": TIME,
+         "changed_by": TEXT},
+        True, {}, _check_version,
     ),
     RecordKind(
         "compaction_run", "compaction_runs",

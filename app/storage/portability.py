@@ -30,6 +30,7 @@ from app.storage.models import (
     compaction_runs_table,
     entries_table,
     entry_sources_table,
+    entry_versions_table,
     events_table,
     llm_calls_table,
 )
@@ -70,6 +71,9 @@ TABLES: Mapping[str, TableSpec] = {
     "memory_entry_sources": TableSpec(
         entry_sources_table, ("entry_id", "event_id"), ("entry_id", "event_id"),
         ("entry_id", "event_id"),
+    ),
+    "memory_entry_versions": TableSpec(
+        entry_versions_table, ("seq",), ("entry_id", "version"), ("entry_id", "version"),
     ),
     "compaction_runs": TableSpec(compaction_runs_table, ("id",), None, ("id",)),
     "llm_calls": TableSpec(llm_calls_table, ("id",), None, ("id",)),

@@ -55,7 +55,7 @@ async def test_a_subject_export_streams_this_tenants_data_only(
     assert "attachment" in r.headers["content-disposition"] and r.headers["x-request-id"]
     head, records, end = parse(r.content)
     assert (head["scope"], head["scope_ref"]) == ("entity", "ent_acme")
-    assert end["counts"] == {"entry": 1, "event": 3, "provenance": 0}
+    assert end["counts"] == {"entry": 1, "event": 3, "provenance": 0, "entry_version": 0}
     assert "Zephyr" in r.text and "Quokka" not in r.text
     assert {x["record"] for x in records} == {"entry", "event"}
     # The other tenant's key, for the same subject: its own data, never the first's.
@@ -64,7 +64,12 @@ async def test_a_subject_export_streams_this_tenants_data_only(
     # A subject with no data: a valid, empty export.
     r = await client.get("/memory/export", params={**ACME, "scopeRef": "ent_none"},
                          headers=tenant.headers)  # fmt: skip
-    assert parse(r.content)[2]["counts"] == {"entry": 0, "event": 0, "provenance": 0}
+    assert parse(r.content)[2]["counts"] == {
+        "entry": 0,
+        "event": 0,
+        "provenance": 0,
+        "entry_version": 0,
+    }
 
 
 async def test_export_errors_are_problems(

@@ -65,7 +65,9 @@ async def fill(
         summary="Weekly cadence for every client.", tags=["process"], importance=3,
         source=EntrySource.MANUAL,
     ))  # fmt: skip
-    await entries.update_entry(db, second.id, EntryPatch(importance=5, tags=["process", "weekly"]))
+    await entries.update_entry(
+        db, second.id, EntryPatch(importance=5, tags=["process", "weekly"]), by="key_portability"
+    )
     run = await compaction.compact_tenant(container, tenant_id, trigger=RunTrigger.CLI, now=NOW)
     assert run.events_compressed == 5, run
     async with write_transaction(db.engine) as conn:

@@ -60,7 +60,8 @@ async def test_a_round_trip_answers_every_query_the_same(
     assert "tenant" not in filled.splitlines()[0].decode()
     end = orjson.loads(filled.splitlines()[-1])
     assert end["counts"] == {
-        "entry": 3, "event": 10, "provenance": 5, "compaction_run": 1, "llm_call": 1
+        "entry": 3, "event": 10, "provenance": 5, "entry_version": 1, "compaction_run": 1,
+            "llm_call": 1,
     }  # fmt: skip
     assert end["sha256"] == hashlib.sha256(b"".join(records(filled))).hexdigest()
     event = next(orjson.loads(r) for r in records(filled) if b'"compressed_into":"mem' in r)
@@ -198,7 +199,7 @@ async def test_a_scope_export_holds_that_subject_only(
     await fill(container, tenant.id, db, ref="ent_globex")
     data = await export(db, scope=Scope.ENTITY, scope_ref="ent_globex")
     head = orjson.loads(data.splitlines()[0])
-    assert head["records"] == ["entry", "event", "provenance"]
+    assert head["records"] == ["entry", "event", "provenance", "entry_version"]
     kinds = [orjson.loads(r)["record"] for r in records(data)]
     assert kinds.count("entry") == 2 and kinds.count("event") == 9
     assert kinds.count("provenance") == 5
