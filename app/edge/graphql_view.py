@@ -203,8 +203,8 @@ class GraphQLView(GraphQL[Context, None]):
         # with its own context (its own loaders); Strawberry's runs them all at once.
         results = []
         for data in request_data:
-            results.append(
-                await self.execute_single(
+            try:
+                result = await self.execute_single(
                     request=request,
                     request_adapter=request_adapter,
                     sub_response=sub_response,
@@ -212,7 +212,14 @@ class GraphQLView(GraphQL[Context, None]):
                     root_value=root_value,
                     request_data=data,
                 )
-            )
+            except HTTPException as exc:
+                # This operation's refusal (no query, an unknown operationName) is its own
+                # answer: the others may have written, and their answers must reach the client.
+                code = STATUS_CODES.get(exc.status_code, STATUS_CODES[400])
+                result = ExecutionResult(
+                    data=None, errors=[GraphQLError(exc.reason, extensions={"code": code})]
+                )
+            results.append(result)
         return results
 
     def _take_batch_tokens(self, request: Request, operations: int) -> None:

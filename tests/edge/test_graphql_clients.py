@@ -249,7 +249,7 @@ BATCH_READ = "query Read { memoryEvents { edges { node { id body } } } }"
 @pytest.mark.slow
 @pytest.mark.parametrize("fast_path", ["1", "0"])
 def test_batches_as_apollo_sends_them(tmp_path: Path, fast_path: str) -> None:
-    limits = {"JET_RATE_LIMIT_PER_SECOND": "0.001", "JET_RATE_LIMIT_BURST": "6"}
+    limits = {"JET_RATE_LIMIT_PER_SECOND": "0.001", "JET_RATE_LIMIT_BURST": "8"}
     with (
         server(tmp_path, fast_path, **limits) as (url, key, log),
         httpx.Client(base_url=url, timeout=30) as client,
@@ -275,13 +275,22 @@ def test_batches_as_apollo_sends_them(tmp_path: Path, fast_path: str) -> None:
         after = sample(client, "jet_graphql_operations_total",
                        operation="Append", type="mutation", status="200")  # fmt: skip
         assert after - before == 2
-        # Each operation took one of the key's 6 tokens: 3 are left, so a batch of 4 is a
+        # One operation refused (no query) is its own answer: the write beside it stands.
+        r = client.post("/graphql", json=[batch[0], {"query": None}], headers=auth)
+        assert r.status_code == 200, r.text
+        wrote, refused = r.json()
+        assert wrote["data"]["appendMemoryEvent"]["event"]["id"]
+        assert (
+            refused["data"] is None and refused["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+        )
+        assert refused["errors"][0]["extensions"]["requestId"] == r.headers["x-request-id"]
+        # Each operation took one of the key's 8 tokens: 3 are left, so a batch of 4 is a
         # 429 with Retry-After (none of it ran); more than burst + 1 can never fit: a 400.
         r = client.post("/graphql", json=[{"query": QUERY}] * 4, headers=auth)
         assert "each of the batch's 4 operations" in refusal(r, 429, "RATE_LIMITED")
         assert int(r.headers["retry-after"]) >= 1
-        r = client.post("/graphql", json=[{"query": QUERY}] * 8, headers=auth)
-        assert "burst 6" in refusal(r, 400, "BAD_REQUEST")
+        r = client.post("/graphql", json=[{"query": QUERY}] * 10, headers=auth)
+        assert "burst 8" in refusal(r, 400, "BAD_REQUEST")
         # Each of those took the one token TenantBound takes: one is left.
         assert client.post("/graphql", json={"query": QUERY}, headers=auth).status_code == 200
         refusal(client.post("/graphql", json={"query": QUERY}, headers=auth), 429, "RATE_LIMITED")
