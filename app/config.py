@@ -130,6 +130,13 @@ class Settings(BaseSettings):
         description="Take the GraphQL short cuts around Strawberry and graphql-core "
         "(app/graphql/fastpath/, docs/fast-paths.md); off: stock Strawberry, same answers.",
     )
+    graphql_batch_max: int = Field(
+        default=10,
+        ge=1,
+        le=100,
+        description="Operations one batched GraphQL request (a JSON array) may hold; each "
+        "is counted by the limits and the rate limit as one request.",
+    )
     assets_dir: Path = Field(
         default=Path(__file__).resolve().parent.parent / "assets" / "node_modules",
         description="Where GraphiQL's JS/CSS were installed from the npm registry (`make` "

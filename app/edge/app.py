@@ -27,10 +27,16 @@ from starlette.types import Lifespan, Receive, Scope, Send
 from app import __version__, metrics
 from app.config import Settings
 from app.deps import Container, build
+from app.edge.answers import GRAPHQL_RESPONSE_ANSWERS
 from app.edge.auth import TenantBound
 from app.edge.fastpath.graphql_post import ShortPathGraphQLView
 from app.edge.graphiql import graphiql_html, graphiql_routes
-from app.edge.graphql_view import GraphQLView, is_graphiql_page
+from app.edge.graphql_view import (
+    WANTS_KEY,
+    GraphQLView,
+    is_graphiql_page,
+    wants_graphql_response,
+)
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.mcp.http import McpEndpoint
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
@@ -92,6 +98,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         """The GraphiQL page for a browser without a key; every operation via TenantBound."""
 
         bound: TenantBound | None = None
+        # The same, answering its refusals in application/graphql-response+json.
+        bound_graphql_response: TenantBound | None = None
         container: Container | None = None
 
         def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
@@ -108,7 +116,15 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 # The body limit before the key (a 413 for a declared body over it, even
                 # without one), as when BodyLimit wrapped TenantBound here.
                 self.bound = TenantBound(view, c, limit=MAX_BODY_BYTES, limit_first=True)
-            return self.bound(scope, receive, send)
+                self.bound_graphql_response = TenantBound(
+                    view, c, answers=GRAPHQL_RESPONSE_ANSWERS, limit=MAX_BODY_BYTES,
+                    limit_first=True,
+                )  # fmt: skip
+            # The Accept negotiation, noted for the view too (it reads it from the scope).
+            wants = scope[WANTS_KEY] = wants_graphql_response(_accept(scope))
+            bound = self.bound_graphql_response if wants else self.bound
+            assert bound is not None
+            return bound(scope, receive, send)
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})
@@ -142,6 +158,14 @@ CORS_EXPOSED = [
     "Mcp-Session-Id",
 ]  # fmt: skip
 CORS_MAX_AGE_S = 600
+
+
+def _accept(scope: Scope) -> str:
+    """The request's first Accept header, as starlette's `Headers.get` reads it."""
+    for name, value in scope["headers"]:
+        if name == b"accept":
+            return str(value.decode("latin-1"))
+    return ""
 
 
 def metered_starlette(

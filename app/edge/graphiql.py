@@ -1,6 +1,7 @@
 """Offline GraphiQL: strawberry's page with its CDN assets served from `assets/node_modules`.
 
-Owns the page rewrite (local asset URLs, pre-filled API key header) and the asset routes.
+Owns the page rewrite (local asset URLs, our set-up script graphiql_page.js: the key header
+pre-filled, no request without a key, the key kept per tab) and the asset routes.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ _CDN_ATTR = re.compile(
 )
 _INTEGRITY = re.compile(r"""\bintegrity="(?P<integrity>[^"]+)\"""")
 _EXTERNAL_ATTR = re.compile(r"""\b(?:src|href)="(?:https?:)?//""")
-_PROPS_MARKER = "React.createElement(GraphiQL, {"
+# The page's one inline script (the others load files): strawberry's GraphiQL set-up.
+_INLINE_SCRIPT = re.compile(r"<script>.*?</script>", re.DOTALL)
+PAGE_SCRIPT = Path(__file__).with_name("graphiql_page.js")
 
 
 @dataclass(frozen=True)
@@ -81,17 +84,17 @@ def _rewrite_tags(html: str, assets_prefix: str) -> tuple[str, list[Asset]]:
     return rewritten, assets
 
 
-def _with_default_headers(html: str) -> str:
-    if html.count(_PROPS_MARKER) != 1:
-        raise RuntimeError(f"GraphiQL template changed: expected one {_PROPS_MARKER!r}")
+def _with_page_script(html: str) -> str:
+    """Strawberry's page with its inline script replaced by ours (graphiql_page.js)."""
+    inline = _INLINE_SCRIPT.findall(html)
+    if len(inline) != 1:
+        raise RuntimeError(f"GraphiQL template changed: expected one inline script, {len(inline)}")
     # A JS string literal holding the JSON text; `<` escaped so it cannot close the script tag.
     literal = json.dumps(json.dumps(DEFAULT_HEADERS, indent=2)).replace("<", "\\u003c")
-    # Shown in the Headers editor until the user edits it; with shouldPersistHeaders (the template
-    # sets it) GraphiQL stores the edited value in localStorage, so a key survives reloads.
-    props = f"{_PROPS_MARKER}\n          defaultHeaders: {literal},"
-    if "shouldPersistHeaders:" not in html:
-        props += "\n          shouldPersistHeaders: true,"
-    return html.replace(_PROPS_MARKER, props)
+    script = PAGE_SCRIPT.read_text().replace("__DEFAULT_HEADERS__", literal)
+    if "</script" in script.lower():
+        raise RuntimeError(f"{PAGE_SCRIPT} must not contain </script")
+    return html.replace(inline[0], f"<script>\n{script}</script>")
 
 
 @functools.cache
@@ -105,7 +108,7 @@ def page_assets() -> tuple[Asset, ...]:
 def graphiql_html(assets_prefix: str = ASSETS_PREFIX) -> str:
     """Strawberry's GraphiQL page, loading its assets from `assets_prefix` instead of a CDN."""
     html, _ = _rewrite_tags(_template(), assets_prefix.rstrip("/"))
-    return _with_default_headers(html)
+    return _with_page_script(html)
 
 
 def _sri_matches(data: bytes, token: str) -> bool:

@@ -3,10 +3,12 @@
 Also the GraphQL-over-HTTP spec where strawberry stops short: a client whose Accept asks
 for `application/graphql-response+json` gets that media type, and a 4xx without `data` for
 a request error (parse, validation, variables); `application/json` answers 200 as always.
-A mutation over GET is 405 with `Allow: POST`. A body that does not decode (not JSON,
-not UTF-8, nested too deeply) is a 400. Every hook used here is Strawberry's documented
-one; the view records the operation for the metrics and names an unavailable tenant
-database (app/edge/unavailable.py) where the schema masked the error.
+Every refusal is GraphQL errors with a code and the request id (app/edge/answers.py): a
+field of the wrong JSON type (app/edge/graphql_request.py), an undecodable body, a missing
+query are 400; another media type 415; a mutation over GET 405 with `Allow: POST`. Batches
+run in order, each operation counted by the rate limit and the metrics. Every hook used
+here is Strawberry's documented one; the view records the operation for the metrics and
+names an unavailable tenant database (app/edge/unavailable.py) where the schema masked it.
 """
 
 import json
@@ -19,28 +21,31 @@ import orjson
 from cross_web import HTTPException
 from graphql import GraphQLError
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.http.parse_content_type import parse_content_type
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 
+from app import metrics
 from app.deps import Container
-from app.edge.auth import requester
+from app.edge.answers import GRAPHQL_RESPONSE, JSON, STATUS_CODES, graphql_error_body
+from app.edge.auth import bearer_token, requester, retry_after_header
 from app.edge.graphiql import graphiql_html
-from app.edge.observe import OPERATION_STATE_KEY, operation_type
+from app.edge.graphql_request import NOT_AN_OBJECT, body_data, request_data
+from app.edge.observe import BATCH_STATE_KEY, OPERATION_STATE_KEY, operation_type
 from app.edge.unavailable import graphql_extensions
 from app.graphql.context import Context
+from app.graphql.errors import with_code
 from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
 
-GRAPHQL_RESPONSE = "application/graphql-response+json"
-JSON = "application/json"
 BAD_JSON = "Unable to parse request body as JSON"
-NOT_AN_OBJECT = "The request body must be a JSON object (one GraphQL request)"
+__all__ = ["GRAPHQL_RESPONSE", "JSON", "NOT_AN_OBJECT", "GraphQLView"]
 # 19 ASCII digits in a row: where an integer may be outside 64 bits (see decode_json).
 _LONG_DIGITS: dict[type, Any] = {bytes: re.compile(rb"[0-9]{19}"), str: re.compile(r"[0-9]{19}")}
 
@@ -134,32 +139,104 @@ class GraphQLView(GraphQL[Context, None]):
             raise HTTPException(400, f"{BAD_JSON}: not valid UTF-8") from None
 
     async def parse_http_body(self, request: Any) -> Any:
-        # A JSON body that is a string, a number, true, false or null is no GraphQL
-        # request: Strawberry would call .get on it (a 500). Its first character says so.
-        if request.method == "POST" and "json" in (request.content_type or ""):
-            body = await request.get_body()
-            if body.lstrip(b" \t\n\r")[:1] not in (b"{", b"["):
-                value = self.parse_json(body)  # not JSON at all: Strawberry's own 400
-                raise HTTPException(
-                    400, f"{NOT_AN_OBJECT}, not {type(value).__name__.replace('NoneType', 'null')}"
-                )
-        return await super().parse_http_body(request)
+        # Strawberry's, with each field's type checked for every JSON type a client may
+        # send (app/edge/graphql_request.py), an unsupported media type a 415 and a batch
+        # within its cap (Strawberry's own check says neither the cap nor the field).
+        if request.method == "GET":
+            params = dict(request.query_params)
+            for name in ("variables", "extensions"):
+                if params.get(name):
+                    try:
+                        params[name] = self.decode_json(params[name])
+                    except json.JSONDecodeError:
+                        raise HTTPException(400, f"`{name}` is not valid JSON") from None
+            return request_data(params)
+        content_type, _ = parse_content_type(request.content_type or "")
+        if "application/json" not in content_type:
+            raise HTTPException(
+                415, f"Unsupported content type {content_type or 'none'}: send application/json"
+            )
+        data = self.parse_json(await request.get_body())
+        return body_data(data, self.container.settings.graphql_batch_max)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
-        # As strawberry's own, plus the Allow header a 405 must carry.
         request = Request(scope=scope, receive=receive)
         try:
             response = await self.run(request)
         except HTTPException as exc:
-            if exc.status_code == 400 and await _is_batch(request):
-                # Refused (no batching) before any operation ran: labelled as a batch.
-                scope["state"][OPERATION_STATE_KEY] = ("batch", "unknown")
-            headers = {"Allow": "POST"} if exc.status_code == 405 else None
-            response = PlainTextResponse(exc.reason, status_code=exc.status_code, headers=headers)
+            response = await self.refusal(request, exc)
         await response(scope, receive, send)
+
+    async def refusal(self, request: Request, exc: HTTPException) -> Response:
+        """A request refused before any operation ran, as GraphQL errors with a code."""
+        scope = request.scope
+        if exc.status_code == 400 and await _is_batch(request):
+            # Refused before any operation ran: labelled as a batch.
+            scope["state"][OPERATION_STATE_KEY] = ("batch", "unknown")
+        headers = {"Allow": "POST"} if exc.status_code == 405 else {}
+        if isinstance(exc, BatchRateLimited):
+            headers["Retry-After"] = retry_after_header(exc.wait).decode()
+        code = STATUS_CODES.get(exc.status_code, STATUS_CODES[400])
+        body = graphql_error_body(exc.reason, code, scope["state"].get("request_id"))
+        media = GRAPHQL_RESPONSE if _wants_graphql_response(request) else JSON
+        return Response(self.encode_json(body), exc.status_code, headers, media)
+
+    async def execute_operation(
+        self,
+        request: Any,
+        request_adapter: Any,
+        request_data: GraphQLRequestData | list[GraphQLRequestData],
+        context: Any,
+        root_value: Any,
+        sub_response: Any,
+    ) -> Any:
+        if not isinstance(request_data, list):
+            return await super().execute_operation(
+                request, request_adapter, request_data, context, root_value, sub_response
+            )
+        self._take_batch_tokens(request, len(request_data))
+        request.scope["state"][BATCH_STATE_KEY] = []  # each operation's, for the metrics
+        # One after another, in order (a mutation then a query reads what it wrote), each
+        # with its own context (its own loaders); Strawberry's runs them all at once.
+        results = []
+        for data in request_data:
+            try:
+                result = await self.execute_single(
+                    request=request,
+                    request_adapter=request_adapter,
+                    sub_response=sub_response,
+                    context=await self.get_context(request, response=sub_response),
+                    root_value=root_value,
+                    request_data=data,
+                )
+            except HTTPException as exc:
+                # This operation's refusal (no query, an unknown operationName) is its own
+                # answer: the others may have written, and their answers must reach the client.
+                code = STATUS_CODES.get(exc.status_code, STATUS_CODES[400])
+                result = ExecutionResult(
+                    data=None, errors=[GraphQLError(exc.reason, extensions={"code": code})]
+                )
+            results.append(result)
+        return results
+
+    def _take_batch_tokens(self, request: Request, operations: int) -> None:
+        """The rate limit counts every operation: TenantBound took one token, the rest here."""
+        limiter = self.container.limiter
+        token = bearer_token(request.scope)
+        if operations > 1 and limiter.enabled and token is not None:
+            if operations - 1 > limiter.burst:
+                raise HTTPException(
+                    400,
+                    f"A batch of {operations} operations can never fit this API key's rate "
+                    f"limit (burst {limiter.burst}): send at most {limiter.burst + 1}",
+                )
+            wait = limiter.acquire(token, operations - 1)
+            if wait > 0:
+                metrics.RATE_LIMITED.labels(surface="graphql").inc()
+                raise BatchRateLimited(limiter.rate, limiter.burst, operations, wait)
 
     async def execute_single(self, *args: Any, **kwargs: Any) -> ExecutionResult:
         try:
@@ -181,7 +258,8 @@ class GraphQLView(GraphQL[Context, None]):
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
         if result.errors:
-            result.errors = [_unmasked(e, request) for e in result.errors]
+            request_id = request.scope["state"].get("request_id")
+            result.errors = [with_code(_unmasked(e, request), request_id) for e in result.errors]
         response = await super().process_result(request, result)
         if _wants_graphql_response(request) and _is_request_error(result):
             response.pop("data", None)
@@ -215,6 +293,18 @@ class GraphQLView(GraphQL[Context, None]):
         )
 
 
+class BatchRateLimited(HTTPException):
+    """A batch whose operations are more than the key's rate limit has left (a 429)."""
+
+    def __init__(self, rate: float, burst: int, operations: int, wait: float) -> None:
+        super().__init__(
+            429,
+            f"rate limit of {rate:g} requests per second (burst {burst}) for this API key "
+            f"exceeded: each of the batch's {operations} operations counts as one; retry later",
+        )
+        self.wait = wait
+
+
 async def _is_batch(request: Request) -> bool:
     """A JSON array POSTed (the body is read by then: `body()` answers from its cache)."""
     if request.method != "POST" or "json" not in request.headers.get("content-type", ""):
@@ -245,7 +335,11 @@ def _note_operation(request: Any, context: Any, request_data: GraphQLRequestData
     if operation is None:
         name, query = request_data.operation_name, request_data.query
         operation = (name, operation_type(query, name) if isinstance(query, str) else "unknown")
-    scope.setdefault("state", {})[OPERATION_STATE_KEY] = operation
+    state = scope.setdefault("state", {})
+    state[OPERATION_STATE_KEY] = operation
+    batch = state.get(BATCH_STATE_KEY)
+    if batch is not None:
+        batch.append(operation)
 
 
 def is_graphiql_page(scope: Scope) -> bool:

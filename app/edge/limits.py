@@ -11,17 +11,10 @@ from collections.abc import Awaitable, Callable
 
 from starlette.types import Message, Receive, Scope, Send
 
-from app.edge.responses import send_json
-
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
 # Writes the 413 response: (scope, send, limit in bytes).
 TooLargeWriter = Callable[[Scope, Send, int], Awaitable[None]]
-
-
-async def graphql_too_large(scope: Scope, send: Send, limit: int) -> None:
-    msg = f"request body is over the limit of {limit} bytes"
-    await send_json(send, 413, {"errors": [{"message": msg, "extensions": {"code": "TOO_LARGE"}}]})
 
 
 class BodyTooLarge(Exception):

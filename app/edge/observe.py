@@ -28,8 +28,10 @@ log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 2.0
 _METHODS = {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}
-# Where the GraphQL layer leaves (operation name, type) for HttpMetrics.
+# Where the GraphQL layer leaves (operation name, type) for HttpMetrics; for a batch, the
+# list of each operation's, in BATCH_STATE_KEY.
 OPERATION_STATE_KEY = "graphql_operation"
+BATCH_STATE_KEY = "graphql_batch"
 # A /graphql request with these statuses is no GraphQL operation: refused before one ran
 # (401, 429), or none received (the client left before its body arrived).
 _NO_OPERATION = frozenset({401, 429, CLIENT_CLOSED_REQUEST})
@@ -214,8 +216,12 @@ class HttpMetrics:
             and (method == "POST" or b"query=" in scope.get("query_string", b""))
         ):
             # Not recorded: refused before any operation ran (no JSON, no query).
-            name, kind = scope.get("state", {}).get(OPERATION_STATE_KEY, (None, "unknown"))
-            self._series(
-                self._graphql, metrics.GRAPHQL_OPERATIONS, metrics.GRAPHQL_LATENCY,
-                metrics.operation_label(name), kind, status,
-            ).record(elapsed)  # fmt: skip
+            state = scope.get("state", {})
+            operations = state.get(BATCH_STATE_KEY) or (
+                state.get(OPERATION_STATE_KEY, (None, "unknown")),
+            )
+            for name, kind in operations:
+                self._series(
+                    self._graphql, metrics.GRAPHQL_OPERATIONS, metrics.GRAPHQL_LATENCY,
+                    metrics.operation_label(name), kind, status,
+                ).record(elapsed)  # fmt: skip

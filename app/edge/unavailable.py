@@ -11,7 +11,6 @@ from typing import Any
 
 from starlette.types import Send
 
-from app.edge.responses import send_json
 from app.storage.unavailable import TenantUnavailable
 
 # (send, the error, request id): one per surface, like auth.ErrorWriter.
@@ -27,12 +26,3 @@ def graphql_extensions(exc: TenantUnavailable, request_id: str | None) -> dict[s
     if exc.retry_after is not None:
         ext["retryAfter"] = exc.retry_after
     return ext
-
-
-async def graphql_unavailable(send: Send, exc: TenantUnavailable, request_id: str) -> None:
-    await send_json(
-        send,
-        exc.status,
-        {"errors": [{"message": exc.message, "extensions": graphql_extensions(exc, request_id)}]},
-        headers=[(k.lower().encode(), v.encode()) for k, v in retry_after_headers(exc).items()],
-    )

@@ -25,7 +25,9 @@ from app.graphql.context_query import ContextQuery
 from app.graphql.data_rights import DataRightsMutation, DataRightsQuery
 from app.graphql.errors import QueryError
 from app.graphql.extensions import operation_extensions
+from app.graphql.selected_arguments import check_selected_arguments
 from app.graphql.types import (
+    SCALAR_OVERRIDES,
     AppendMemoryEventInput,
     AppendMemoryEventPayload,
     AppendMemoryEventsPayload,
@@ -204,6 +206,7 @@ async def resolve_create_memory_entry(
         importance=3 if input.importance is None else input.importance,
         source=input.source or EntrySource.MANUAL,
     )
+    check_selected_arguments(info)  # before the write: never a written entry nulled
     try:
         entry = await entries.create_entry(info.context.db, entry_in)
     except ExpectedError as exc:
@@ -218,6 +221,7 @@ async def resolve_update_memory_entry(
         title=input.title, summary=input.summary, tags=input.tags,
         importance=input.importance, expected_version=input.expected_version,
     )  # fmt: skip
+    check_selected_arguments(info)  # before the write: never a written entry nulled
     try:
         entry = await entries.update_entry(
             info.context.db, str(id), patch, by=await info.context.requester()
@@ -303,9 +307,13 @@ def build_schema(*, introspection: bool = True, fast_path: bool = True) -> straw
     query = merge_types("Query", (Query, ContextQuery, CompactionQuery, DataRightsQuery))
     mutation = merge_types("Mutation", (Mutation, CompactionMutation, DataRightsMutation))
     if fast_path:
-        return fastpath.build(UnexpectedLoggingSchema, query, mutation, **limits)
+        return fastpath.build(
+            UnexpectedLoggingSchema, query, mutation, scalar_overrides=SCALAR_OVERRIDES, **limits
+        )
     extensions = operation_extensions(**limits)
-    return UnexpectedLoggingSchema(query=query, mutation=mutation, extensions=extensions)
+    return UnexpectedLoggingSchema(
+        query=query, mutation=mutation, extensions=extensions, scalar_overrides=SCALAR_OVERRIDES
+    )
 
 
 @cache

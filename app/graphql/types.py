@@ -12,10 +12,11 @@ and checks no value's class, since none of these types implements an interface (
 resolver gets the record as its root. `tests/graphql/test_record_values.py` pins both.
 """
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Optional, cast
 
 import strawberry
+from strawberry.schema.types.base_scalars import DateTimeDefinition
 from strawberry.types import Info
 
 from app.errors import ErrorCode, ExpectedError
@@ -26,6 +27,25 @@ from app.services.records import Edge, Entry, EntrySource, EntryVersion, Event, 
 
 if TYPE_CHECKING:
     from app.graphql.context import Context
+
+
+def utc_z(value: datetime) -> str:
+    """RFC 3339 in UTC with `Z`, microseconds only when not zero: as REST writes it."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat() + "Z"
+
+
+# Strawberry's DateTime answers the stored offset (`+00:00`); this one says `Z` and names
+# its specification, so code generators can map it. Input still takes any offset.
+DateTime = strawberry.scalar(
+    name="DateTime",
+    description="Date with time, RFC 3339: answered in UTC with Z, accepted with any offset",
+    specified_by_url="https://scalars.graphql.org/andimarek/date-time",
+    serialize=utc_z,
+    parse_value=DateTimeDefinition.parse_value,
+)
+SCALAR_OVERRIDES: dict[object, Any] = {datetime: DateTime}
 
 MemoryScope = strawberry.enum(Scope, name="MemoryScope")
 EntrySourceEnum = strawberry.enum(EntrySource, name="EntrySource")

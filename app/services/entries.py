@@ -397,18 +397,26 @@ def _rank_hwm_at(stmt: Select[Any]) -> tuple[int, int]:
     return at
 
 
+def source_events_position(*, first: int, after: str | None) -> int | None:
+    """Checks a page of source events' arguments (no database): the position `after` names."""
+    validation.check_first(first)
+    if after is None:
+        return None
+    (position,) = cursors.decode("sources", after, types=(int,))
+    if not 0 <= position < 2**31:  # positions are 32-bit (INTEGER on PostgreSQL)
+        raise InvalidInput(["after"], "after is not a valid cursor")
+    return int(position)
+
+
 async def source_events(
     db: TenantDb, entry_id: str, *, first: int, after: str | None
 ) -> Page[Event]:
     """The events a compactor entry folded, in folding order (oldest first)."""
-    validation.check_first(first)
+    position = source_events_position(first=first, after=after)
     if not storable(entry_id):  # no id holds NUL: no entry, no events
         return Page([], has_next_page=False)
     conds: list[Any] = [src.c.entry_id == entry_id]
-    if after is not None:
-        (position,) = cursors.decode("sources", after, types=(int,))
-        if not 0 <= position < 2**31:  # positions are 32-bit (INTEGER on PostgreSQL)
-            raise InvalidInput(["after"], "after is not a valid cursor")
+    if position is not None:
         conds.append(src.c.position > position)
     stmt = (
         select(*EVENT_COLUMNS, src.c.position)

@@ -34,8 +34,9 @@ class RateLimiter:
     def enabled(self) -> bool:
         return self.rate > 0
 
-    def acquire(self, api_key: str) -> float:
-        """Take one token for this key: 0.0 when allowed, else seconds until one is free."""
+    def acquire(self, api_key: str, tokens: int = 1) -> float:
+        """Take `tokens` for this key: 0.0 when allowed (all taken), else seconds until
+        they are free (none taken)."""
         if not self.enabled:
             return 0.0
         now = self.clock()
@@ -48,10 +49,10 @@ class RateLimiter:
         else:
             bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate)
             bucket.at = now
-        if bucket.tokens >= 1:
-            bucket.tokens -= 1
+        if bucket.tokens >= tokens:
+            bucket.tokens -= tokens
             return 0.0
-        return (1 - bucket.tokens) / self.rate
+        return (tokens - bucket.tokens) / self.rate
 
     def _prune(self, now: float) -> None:
         full_after = self.burst / self.rate

@@ -46,22 +46,58 @@ try {
   page.on("console", (m) => { if (m.type() === "error") result.console.push(m.text()); });
   page.on("pageerror", (e) => result.console.push(String(e)));
 
-  await page.goto(new URL("/graphql", base).href, { waitUntil: "load" });
+  // Every POST to /graphql, with the Authorization it carried (none may be the placeholder).
+  const graphqlUrl = new URL("/graphql", base).href;
+  result.posts = [];
+  page.on("request", (r) => {
+    if (r.url().startsWith(graphqlUrl) && r.method() === "POST") {
+      result.posts.push({ authorization: r.headers()["authorization"] || null,
+                          introspection: (r.postData() || "").includes("IntrospectionQuery") });
+    }
+  });
+
+  // 1. Open: the Headers tab shows the placeholder; nothing is sent with it.
+  await page.goto(graphqlUrl, { waitUntil: "load" });
   const query = page.locator(".graphiql-query-editor .CodeMirror");
   await query.waitFor({ state: "visible" });
-
-  // The Headers tab, pre-filled with {"Authorization": "Bearer <paste your API key>"}:
-  // put the key in, as a user pasting it would.
-  await page.locator('.graphiql-editor-tools button[data-name="headers"]').click();
   const headers = page.locator(".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror");
+  if (!(await headers.isVisible())) {
+    await page.locator('.graphiql-editor-tools button[data-name="headers"]').click();
+  }
   await headers.waitFor({ state: "visible" });
   result.prefilled = await headers.evaluate((el) => el.CodeMirror.getValue());
+  await page.waitForTimeout(1000); // what a first run would have sent by now, it has
+  result.postsBeforeKey = result.posts.length;
+
+  // 2. Paste the key, as a person would: the schema is introspected with it at once.
+  const introspected = page.waitForResponse(
+    (r) => r.url().startsWith(graphqlUrl) && (r.request().postData() || "").includes("IntrospectionQuery"),
+  );
   const headerText = JSON.stringify({ Authorization: `Bearer ${env.JET_API_KEY}` }, null, 2);
   await headers.evaluate((el, text) => el.CodeMirror.setValue(text), headerText);
-  await query.evaluate((el, text) => el.CodeMirror.setValue(text), env.JET_QUERY);
+  result.introspectionStatus = (await introspected).status();
 
+  // 3. Autocomplete: typing the start of a field offers the schema's completions.
+  await query.evaluate((el) => { el.CodeMirror.setValue(""); el.CodeMirror.focus(); });
+  await query.click();
+  await page.keyboard.type("{ memoryEv");
+  const hints = page.locator(".CodeMirror-hints li");
+  await hints.first().waitFor({ state: "visible" });
+  result.completions = await hints.allInnerTexts();
+
+  // 4. Docs: the documentation explorer shows the schema's root types and fields.
+  await page.locator('.graphiql-sidebar button[aria-label="Show Documentation Explorer"]').click();
+  const docs = page.locator(".graphiql-doc-explorer");
+  await docs.getByText("Query", { exact: true }).first().click();
+  await docs.getByText("memoryEvents", { exact: true }).first().waitFor({ state: "visible" });
+  result.docs = await docs.innerText();
+
+  // 5. Run a query.
+  await page.keyboard.press("Escape");
+  await query.evaluate((el, text) => el.CodeMirror.setValue(text), env.JET_QUERY);
   const answered = page.waitForResponse(
-    (r) => r.url().startsWith(new URL("/graphql", base).href) && r.request().method() === "POST"
+    (r) => r.url().startsWith(graphqlUrl) && r.request().method() === "POST"
+      && !(r.request().postData() || "").includes("IntrospectionQuery")
       && (r.request().postData() || "").includes("memoryEvents"),
   );
   await page.locator(".graphiql-execute-button").click();

@@ -169,8 +169,8 @@ async def test_graphql_metrics_label_the_operation_that_ran(
 ) -> None:
     """The label comes from the executed operation, not from re-reading the body: a named
     operation sent without operationName counts under its name; a document that does not
-    parse keeps the type its first keyword says; a body that is not JSON is anonymous; a
-    batch (not enabled) is "batch"."""
+    parse keeps the type its first keyword says; a body that is not JSON is anonymous; each
+    operation of a batch counts as itself; a batch refused before any ran is "batch"."""
 
     def count(operation: str, kind: str, status: str) -> float:
         labels = {"operation": operation, "type": kind, "status": status}
@@ -189,9 +189,11 @@ async def test_graphql_metrics_label_the_operation_that_ran(
         "/graphql", content=b"{nope", headers=tenant.headers | {"content-type": "application/json"}
     )
     assert r.status_code == 400
-    r = await app_client.post("/graphql", json=[{"query": query}], headers=tenant.headers)
-    assert r.status_code == 400 and "Batching" in r.text
-    assert count("RecentEvents", "query", "200") == named + 1
+    r = await app_client.post("/graphql", json=[{"query": query}] * 2, headers=tenant.headers)
+    assert r.status_code == 200 and [a["data"] for a in r.json()] == [r.json()[0]["data"]] * 2
+    r = await app_client.post("/graphql", json=[{"query": query}] * 11, headers=tenant.headers)
+    assert r.status_code == 400 and "at most 10 operations" in r.text
+    assert count("RecentEvents", "query", "200") == named + 3
     assert count("batch", "unknown", "400") == batch + 1
     assert count("anonymous", "mutation", "200") == broken + 1
     assert count("anonymous", "unknown", "400") == not_json + 1

@@ -217,6 +217,9 @@ async def test_request_errors_are_4xx_without_data_in_graphql_response_json(
     legacy = await post(client, tenant, query)
     assert legacy.status_code == 200
     assert legacy.headers["content-type"] == "application/json"
+    for error in body["errors"]:
+        assert error["extensions"]["requestId"] == response.headers["x-request-id"]
+        error["extensions"]["requestId"] = legacy.headers["x-request-id"]
     assert legacy.json() == {"data": None, **body}
 
 

@@ -200,13 +200,15 @@ REQUESTS: list[tuple[str, list[tuple[bytes, bytes]], bytes, bool]] = [
     ("POST", [CT], b'{"query": "{ nope }"}', True),
     ("POST", [CT], b'{"query": "{ __typename"}', True),
     ("POST", [CT], b"not json", True),  # its 400 from `parse_json`, as Strawberry's
-    ("POST", [CT], b'{"query": 1}', False),
+    ("POST", [CT], b'{"query": 1}', True),
+    ("POST", [CT], b'{"query": "{ __typename }", "operationName": true}', True),
+    ("POST", [CT], b'{"query": "{ __typename }", "operationName": {"obj": "ect"}}', True),
     ("POST", [CT], b"[]", False),
     ("POST", [CT], b'[{"query": "{ __typename }"}]', False),
     ("POST", [CT], b'"q"', False),
     ("POST", [CT], b"{}", True),
     ("POST", [CT], b'{"query": "{ __typename }", "v": 1e400}', True),
-    ("POST", [CT], b'{"query": "{ __typename }", "variables": [1]}', False),
+    ("POST", [CT], b'{"query": "{ __typename }", "variables": [1]}', True),
     ("POST", [CT], b'{"query": "query A { __typename } query B { __typename }",'
                    b' "operationName": "B"}', True),  # fmt: skip
     ("POST", [CT], b'{"query": "query A { __typename }", "operationName": "C"}', True),

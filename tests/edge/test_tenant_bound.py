@@ -40,8 +40,11 @@ PROBLEM_413 = {
     "errors": [{"field": None, "in": "body", "code": "TOO_LARGE",
                 "message": f"the request body is over the limit of {LIMIT} bytes"}],
 }  # fmt: skip
-GRAPHQL_413 = {"errors": [{"message": f"request body is over the limit of {LIMIT} bytes",
-                           "extensions": {"code": "TOO_LARGE"}}]}  # fmt: skip
+
+
+def graphql_413(request_id: str) -> dict[str, Any]:
+    return {"errors": [{"message": f"request body is over the limit of {LIMIT} bytes",
+                        "extensions": {"code": "TOO_LARGE", "requestId": request_id}}]}  # fmt: skip
 
 
 class Exchange:
@@ -141,8 +144,8 @@ async def test_graphql_a_declared_body_over_the_limit_is_413_before_the_key(
     app = create_app(container=container)
     headers = [*JSON, (b"content-length", b"99999999999"), (b"x-request-id", b"t-1")]
     r = await exchange(app, "/graphql", headers, [])
-    assert r.status == 413 and r.json == GRAPHQL_413
-    data = json.dumps(GRAPHQL_413).encode()
+    assert r.status == 413 and r.json == graphql_413("t-1")
+    data = json.dumps(graphql_413("t-1")).encode()
     assert r.headers == [(b"content-type", b"application/json"),
                          (b"content-length", str(len(data)).encode()),
                          (b"x-request-id", b"t-1")]  # fmt: skip
@@ -185,7 +188,7 @@ async def test_a_streamed_body_over_the_limit_is_413_on_each_surface(
     assert rest.status == 413 and rest.json == {**PROBLEM_413, "requestId": "t-3"}
     assert rest.header(b"x-request-id") == [b"t-3"]
     graphql = await exchange(app, "/graphql", headers, over_limit())
-    assert graphql.status == 413 and graphql.json == GRAPHQL_413
+    assert graphql.status == 413 and graphql.json == graphql_413("t-3")
     assert graphql.header(b"x-request-id") == [b"t-3"]
     # Exactly at the limit is read in full (and is then not JSON: a 400/422, not a 413).
     at_limit = [b" " * (1 << 20)] * (LIMIT // (1 << 20))

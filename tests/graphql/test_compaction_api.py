@@ -139,7 +139,11 @@ async def test_bad_paging_is_a_query_error(
     result = await gql(RUNS, **variables)
     [error] = result.errors
     assert error.message == message
-    assert error.extensions == {"code": "INVALID", "field": field}
+    assert error.extensions == {
+        "code": "INVALID",
+        "field": field,
+        "classification": "BAD_USER_INPUT",
+    }
 
 
 async def test_a_budget_stop_comes_back_as_a_payload_error(

@@ -125,7 +125,11 @@ async def test_expected_errors_are_query_errors(
     r = await run(CONTEXT, **variables)
     assert r.data is None
     [error] = r.errors
-    assert error.extensions == {"code": code, "field": field} and error.message
+    assert error.message and error.extensions == {
+        "code": code,
+        "field": field,
+        "classification": "BAD_USER_INPUT",
+    }
 
 
 async def test_over_http(

@@ -16,6 +16,9 @@ from app.storage.models import entry_sources_table, events_table
 from app.storage.tenants import TenantDb
 from app.storage.transactions import write_transaction
 
+# Beside each query error's code, the class gateways read (app/graphql/errors.py).
+CLIENT_ERROR = {"classification": "BAD_USER_INPUT"}
+
 
 @pytest.fixture
 def run(container: Container, db: TenantDb) -> Any:
@@ -114,9 +117,9 @@ async def test_entry_lifecycle(run: Any) -> None:
 async def test_query_errors_name_the_argument(run: Any) -> None:
     r = await run("{ memoryEvents(first: 101) { edges { cursor } } }")
     assert r.errors[0].message == "first is capped at 100, got 101"
-    assert r.errors[0].extensions == {"code": "INVALID", "field": ["first"]}
+    assert r.errors[0].extensions == {"code": "INVALID", "field": ["first"], **CLIENT_ERROR}
     r = await run('{ memoryEntries(after: "nope") { edges { cursor } } }')
-    assert r.errors[0].extensions == {"code": "INVALID", "field": ["after"]}
+    assert r.errors[0].extensions == {"code": "INVALID", "field": ["after"], **CLIENT_ERROR}
     r = await run('{ memoryEntries(filter: {search: "%s"}) { edges { score } } }' % ("x" * 1001))
     assert r.errors[0].extensions["code"] == "TOO_LARGE"
     r = await run("{ memoryEntries(first: null) { pageInfo { hasNextPage } } }")

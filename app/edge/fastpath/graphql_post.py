@@ -9,9 +9,10 @@ from cross_web import StarletteRequestAdapter
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.websockets import WebSocket
-from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.http import GraphQLHTTPResponse
 from strawberry.types.unset import UNSET
 
+from app.edge.graphql_request import request_data as graphql_request_data
 from app.edge.graphql_view import (
     GRAPHQL_RESPONSE,
     JSON,
@@ -106,31 +107,15 @@ class ShortPathGraphQLView(GraphQLView):
         context = await self.get_context(request, response=sub_response)
         data = self.parse_json(await _body(request))  # a 400 when it is not JSON
         if not isinstance(data, dict):
-            return await super().run(request)  # a batch (refused) or not an object
-        query, variables, extensions = (
-            data.get("query"),
-            data.get("variables"),
-            data.get("extensions"),
-        )
-        if not (
-            isinstance(query, str | None)
-            and isinstance(variables, dict | None)
-            and isinstance(extensions, dict | None)
-        ):
-            return await super().run(request)  # Strawberry's 400 names the field
+            return await super().run(request)  # a batch, or not an object (a 400)
+        request_data = graphql_request_data(data)  # the stock view's 400 naming a field
         result = await self.execute_single(
             request=request,
             request_adapter=StarletteRequestAdapter(request),
             sub_response=sub_response,
             context=context,
             root_value=root_value,
-            request_data=GraphQLRequestData(
-                query=query,
-                variables=variables,
-                operation_name=data.get("operationName"),
-                extensions=extensions,
-                protocol="http",
-            ),
+            request_data=request_data,
         )
         response_data = await self.process_result(request=request, result=result)
         if result.errors:

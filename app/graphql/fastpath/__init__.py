@@ -64,6 +64,7 @@ def build(
     query: Any,
     mutation: Any,
     *,
+    scalar_overrides: dict[object, Any],
     max_tokens: int,
     validation_rules: tuple[type[ASTValidationRule], ...],
     should_mask_error: Callable[[GraphQLError], bool],
@@ -79,6 +80,7 @@ def build(
         query=query,
         mutation=mutation,
         execution_context_class=PreparedExecutionContext,
+        scalar_overrides=scalar_overrides,
         policy=policy,
     )
     resolvers.install(schema)  # this schema's graphql-core fields only
