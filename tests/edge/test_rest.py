@@ -700,7 +700,9 @@ async def test_other_methods_are_405_problem(api: Api, method: str, url: str) ->
     assert r.headers["allow"]
 
 
-@pytest.mark.parametrize("url", ["/memory/mem_x/sources", "/memory/events/evt_x", "/memory/a%2Fb"])
+@pytest.mark.parametrize(
+    "url", ["/memory/mem_x/sources", "/memory/events/evt_x/more", "/memory/a%2Fb"]
+)
 async def test_unknown_paths_under_memory_are_404_problem(api: Api, url: str) -> None:
     problem(await api.get(url), 404, code="NOT_FOUND")
 

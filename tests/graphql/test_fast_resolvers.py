@@ -280,7 +280,7 @@ def test_the_schemas_input_types_have_converters(schema: strawberry.Schema) -> N
             names.add(definition.name)
     assert names == {
         "AppendMemoryEventInput", "CreateMemoryEntryInput", "UpdateMemoryEntryInput",
-        "MemoryEntryFilter", "MemoryEventFilter", "RunCompactionInput",
+        "MemoryEntryFilter", "MemoryEventFilter", "RunCompactionInput", "RestoreMemoryEntryInput",
     }  # fmt: skip
     # Strawberry's type definitions are left as they were.
     assert all(
