@@ -25,6 +25,8 @@ RUN = "run"
 TENANT = "ten"
 API_KEY = "key"
 LLM_CALL = "llm"
+WEBHOOK = "whk"
+DELIVERY = "msg"
 
 _RANDOM_LIMIT = 1 << 80
 _MAX_MS = (1 << 48) - 1
