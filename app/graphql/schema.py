@@ -40,6 +40,7 @@ from app.graphql.types import (
     UpdateMemoryEntryInput,
     UserError,
 )
+from app.graphql.webhooks import WebhookMutation, WebhookQuery
 from app.services import entries, events
 from app.services.limits import GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_TOKENS
 from app.services.records import (
@@ -295,8 +296,8 @@ def build_schema(*, introspection: bool = True, fast_path: bool = True) -> straw
         "validation_rules": rules,
         "should_mask_error": _should_mask,
     }
-    query = merge_types("Query", (Query, ContextQuery, CompactionQuery))
-    mutation = merge_types("Mutation", (Mutation, CompactionMutation))
+    query = merge_types("Query", (Query, ContextQuery, CompactionQuery, WebhookQuery))
+    mutation = merge_types("Mutation", (Mutation, CompactionMutation, WebhookMutation))
     if fast_path:
         return fastpath.build(UnexpectedLoggingSchema, query, mutation, **limits)
     extensions = operation_extensions(**limits)

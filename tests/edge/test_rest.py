@@ -123,6 +123,13 @@ ROUTES = [
     ("GET", "/memory/events"),
     ("POST", "/memory/events"),
     ("GET", "/memory/context"),
+    ("GET", "/webhooks"),
+    ("POST", "/webhooks"),
+    ("GET", "/webhooks/mem_x"),
+    ("PATCH", "/webhooks/mem_x"),
+    ("DELETE", "/webhooks/mem_x"),
+    ("GET", "/webhooks/mem_x/deliveries"),
+    ("POST", "/webhooks/mem_x/deliveries/msg_x/replay"),
 ]
 
 
@@ -765,7 +772,9 @@ async def test_openapi_documents_exactly_the_routes(client: httpx.AsyncClient) -
         for method in item
         if method != "parameters"
     }
-    assert operations == {(m, u.replace("mem_x", "{id}")) for m, u in ROUTES}
+    assert operations == {
+        (m, u.replace("mem_x", "{id}").replace("msg_x", "{deliveryId}")) for m, u in ROUTES
+    }
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     for path, item in doc["paths"].items():
         for method, op in item.items():
