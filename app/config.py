@@ -225,6 +225,20 @@ class Settings(BaseSettings):
         "worker takes them over once a killed worker's lease has run out.",
     )
 
+    subscription_poll_seconds: float = Field(
+        default=0.1,
+        gt=0,
+        le=10,
+        description="How often an API process looks at the outbox of each tenant with live "
+        "memoryChanged subscribers (one query per tenant, whatever their number).",
+    )
+    subscriptions_per_key: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Live memoryChanged subscriptions one API key holds at once, per API process.",
+    )
+
     @field_validator("webhook_allowed_networks")
     @classmethod
     def _networks(cls, value: str) -> str:

@@ -2,8 +2,8 @@
 
 Routes: /healthz (liveness), /readyz (readiness), /metrics (JET_METRICS_TOKEN when set),
 /openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
-without a key, every operation with one); /mcp for agents (app/edge/mcp/); the REST routes
-under /memory (app/edge/rest/).
+without a key, every operation with one; its websocket: subscriptions); /mcp for agents
+(app/edge/mcp/); the REST routes under /memory and /webhooks (app/edge/rest/).
 Everything that touches memory goes through TenantBound. The app is stock Starlette, with
 HttpMetrics around every request (metered_starlette).
 """
@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Lifespan, Receive, Scope, Send
 
 from app import __version__
@@ -36,6 +36,7 @@ from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
 from app.edge.request_ids import current_request_id
 from app.edge.rest.routing import rest_routes
+from app.edge.subscriptions import SubscriptionView
 from app.graphql.schema import schema_for
 from app.logs import request_id_var
 
@@ -83,6 +84,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     gql_schema = schema_for(
         introspection=settings.introspection, fast_path=settings.graphql_fast_path
     )
+    # Subscriptions run on the stock schema, whatever JET_GRAPHQL_FAST_PATH says.
+    stock_schema = schema_for(introspection=settings.introspection, fast_path=False)
 
     class GraphQLEndpoint:
         """The GraphiQL page for a browser without a key; every operation via TenantBound."""
@@ -106,6 +109,19 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 self.bound = TenantBound(view, c, limit=MAX_BODY_BYTES, limit_first=True)
             return self.bound(scope, receive, send)
 
+    class SubscriptionEndpoint:
+        """The websocket at /graphql (app/edge/subscriptions.py), on the stock schema."""
+
+        view: SubscriptionView | None = None
+        container: Container | None = None
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            c = holder["c"]
+            if self.view is None or c is not self.container:
+                self.container = c
+                self.view = SubscriptionView(stock_schema, c)
+            await self.view(scope, receive, send)
+
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})
 
@@ -115,6 +131,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         Route("/readyz", readyz(lambda: holder["c"]), methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.metrics_token), methods=["GET"]),
         Route("/graphql", GraphQLEndpoint(), methods=["GET", "POST"]),
+        WebSocketRoute("/graphql", SubscriptionEndpoint()),
         Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
         *rest_routes(lambda: holder["c"]),
         openapi_route(),

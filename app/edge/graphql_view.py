@@ -40,6 +40,10 @@ GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
 BAD_JSON = "Unable to parse request body as JSON"
 NOT_AN_OBJECT = "The request body must be a JSON object (one GraphQL request)"
+SUBSCRIPTION_OVER_HTTP = (
+    "subscriptions are served over the websocket at /graphql (graphql-transport-ws), "
+    "with the API key in connection_init's payload"
+)
 # 19 ASCII digits in a row: where an integer may be outside 64 bits (see decode_json).
 _LONG_DIGITS: dict[type, Any] = {bytes: re.compile(rb"[0-9]{19}"), str: re.compile(r"[0-9]{19}")}
 
@@ -161,6 +165,16 @@ class GraphQLView(GraphQL[Context, None]):
         await response(scope, receive, send)
 
     async def execute_single(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        data: GraphQLRequestData = kwargs["request_data"]
+        # The substring test first: a C scan, so other operations pay nothing more.
+        query = data.query
+        if (
+            isinstance(query, str)
+            and "subscription" in query
+            and operation_type(query, data.operation_name) == "subscription"
+        ):
+            _note_operation(kwargs["request"], kwargs["context"], data)
+            raise HTTPException(400, SUBSCRIPTION_OVER_HTTP)
         try:
             return await super().execute_single(*args, **kwargs)
         except HTTPException as exc:

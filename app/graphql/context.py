@@ -20,6 +20,11 @@ class Context:
     response: Any = None
     # (name, type) of the operation, left by NoteOperation for the edge's metrics.
     operation: tuple[str | None, str] | None = None
+    # A websocket (subscriptions): what connection_init carried, and the tenant and key it
+    # authenticated (app/edge/subscriptions.py); `db` is None there.
+    connection_params: Any = None
+    tenant_id: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     _entry_loader: DataLoader[str, Entry | None] | None = field(default=None, repr=False)
 
     @property

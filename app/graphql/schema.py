@@ -19,6 +19,7 @@ from strawberry.types import ExecutionContext, Info
 from app.config import Settings
 from app.errors import ExpectedError, ExpectedErrors
 from app.graphql import fastpath
+from app.graphql.changes import ChangeSubscription
 from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
@@ -299,9 +300,13 @@ def build_schema(*, introspection: bool = True, fast_path: bool = True) -> straw
     query = merge_types("Query", (Query, ContextQuery, CompactionQuery, WebhookQuery))
     mutation = merge_types("Mutation", (Mutation, CompactionMutation, WebhookMutation))
     if fast_path:
-        return fastpath.build(UnexpectedLoggingSchema, query, mutation, **limits)
+        return fastpath.build(
+            UnexpectedLoggingSchema, query, mutation, subscription=ChangeSubscription, **limits
+        )
     extensions = operation_extensions(**limits)
-    return UnexpectedLoggingSchema(query=query, mutation=mutation, extensions=extensions)
+    return UnexpectedLoggingSchema(
+        query=query, mutation=mutation, subscription=ChangeSubscription, extensions=extensions
+    )
 
 
 @cache

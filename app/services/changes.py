@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.errors import InvalidInput
+from app.services import validation
 from app.services.records import Scope
 from app.storage import changes
 from app.storage.tenants import TenantDb
@@ -73,6 +74,29 @@ def change_types(values: Collection[str], *, field: str = "types") -> frozenset[
             [field], f"{field}: unknown change type {unknown[0]!r}; one of {', '.join(known)}"
         )
     return frozenset(known[v] for v in values)
+
+
+def change_filter(
+    types: Collection[str], scope: Scope | None, scope_ref: str | None
+) -> ChangeFilter:
+    """A listener's filter, checked: known types, a scopeRef only with a scope."""
+    if len(types) > len(ChangeType):
+        raise InvalidInput(["types"], f"types has more than {len(ChangeType)} values")
+    parsed = change_types(types)
+    if scope is not None:
+        validation.check_scope(scope, scope_ref)
+    elif scope_ref is not None:
+        raise InvalidInput(["scopeRef"], "scopeRef needs a scope")
+    return ChangeFilter(parsed, scope, scope_ref)
+
+
+def parse_cursor(after: str | None) -> int | None:
+    """A change id to resume after (None: from now on)."""
+    if after is None:
+        return None
+    if not after.isascii() or not after.isdigit() or len(after) > 19:
+        raise InvalidInput(["after"], "after must be a change id (the id of a MemoryChange)")
+    return int(after)
 
 
 def to_change(row: Any) -> Change:

@@ -42,6 +42,7 @@ def build(
     query: Any,
     mutation: Any,
     *,
+    subscription: Any = None,
     max_tokens: int,
     validation_rules: tuple[type[ASTValidationRule], ...],
     should_mask_error: Callable[[GraphQLError], bool],
@@ -56,6 +57,7 @@ def build(
     schema = _fast_class(schema_class)(
         query=query,
         mutation=mutation,
+        subscription=subscription,
         execution_context_class=PreparedExecutionContext,
         policy=policy,
     )
