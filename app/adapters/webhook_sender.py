@@ -18,6 +18,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
+# The HTTP client deliveries go through (the worker's one, shared): services name it by
+# this alias and never import the HTTP library themselves.
+Client = httpx.AsyncClient
+
 SECRET_PREFIX = "whsec_"
 _SECRET_BYTES = 24
 _ERROR_CHARS = 200

@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
 
 from app import ids, metrics
@@ -79,7 +78,7 @@ def backoff(attempts: int, base: float, cap: float) -> float:
 
 async def deliver_tenant(
     db: TenantDb,
-    http: httpx.AsyncClient,
+    http: webhook_sender.Client,
     config: DeliveryConfig,
     *,
     owner: str,
@@ -168,7 +167,7 @@ class _Sent:
 
 
 async def _send_scope(
-    http: httpx.AsyncClient,
+    http: webhook_sender.Client,
     config: DeliveryConfig,
     endpoint: Any,
     rows: Sequence[Any],
