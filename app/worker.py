@@ -153,8 +153,13 @@ async def deliver_webhooks(ctx: Ctx) -> None:
     while True:
         started = time.monotonic()
         if started - listed_at > TENANTS_REFRESH_SECONDS:
-            tenant_ids = await compaction.active_tenant_ids(container.control)
-            listed_at = started
+            try:
+                tenant_ids = await compaction.active_tenant_ids(container.control)
+                listed_at = started
+            except Exception:
+                # The control database is unavailable: keep delivering to the tenants
+                # known, and try the list again next pass; the loop must never die.
+                log.exception("webhook loop: listing the active tenants failed")
         prune = started - pruned_at > PRUNE_SECONDS
         pruned_at = started if prune else pruned_at
         pruning = keep if prune else None
