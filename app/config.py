@@ -4,6 +4,7 @@ Nothing here opens a file or a connection: the composition root (app/deps.py) do
 so tests build their own Settings pointing at a temp dir.
 """
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Literal
@@ -210,6 +211,78 @@ class Settings(BaseSettings):
         "core (the container image's setting). Over 1, /metrics sums over them; the rate "
         "limit and the caches stay per process (docs/scaling.md).",
     )
+
+    changes_keep_days: float = Field(
+        default=7,
+        gt=0,
+        description="Change events (the outbox behind webhooks and memoryChanged) are kept "
+        "this long; a subscriber or endpoint further behind resumes from the oldest kept.",
+    )
+    webhook_allowed_networks: str = Field(
+        default="",
+        description="Comma-separated networks (CIDR) webhook URLs may resolve to although "
+        "loopback, link-local or private, e.g. `127.0.0.1/32`; empty: public addresses only.",
+    )
+    webhook_endpoints_per_tenant: int = Field(
+        default=20, ge=1, le=1000, description="Most webhook endpoints one tenant registers."
+    )
+    webhook_timeout_seconds: float = Field(
+        default=10, gt=0, le=60, description="One delivery attempt, connect to answer."
+    )
+    webhook_concurrency: int = Field(
+        default=16, ge=1, le=512, description="Deliveries one worker has in flight at once."
+    )
+    webhook_poll_seconds: float = Field(
+        default=0.2,
+        gt=0,
+        le=60,
+        description="How often a worker looks for new changes and due retries.",
+    )
+    webhook_retry_base_seconds: float = Field(
+        default=5, gt=0, description="Wait before the first retry; it doubles each attempt."
+    )
+    webhook_retry_max_seconds: float = Field(
+        default=3600, gt=0, description="Longest wait between two attempts."
+    )
+    webhook_retry_window_seconds: float = Field(
+        default=86400,
+        gt=0,
+        description="A delivery still failing this long after its first attempt disables "
+        "its endpoint (logged, and counted in jet_webhook_endpoints_disabled_total).",
+    )
+    webhook_lease_seconds: float = Field(
+        default=30,
+        gt=0,
+        description="A worker holds a tenant's endpoints this long per pass; another "
+        "worker takes them over once a killed worker's lease has run out.",
+    )
+
+    subscription_poll_seconds: float = Field(
+        default=0.1,
+        gt=0,
+        le=10,
+        description="How often an API process looks at the outbox of each tenant with live "
+        "memoryChanged subscribers (one query per tenant, whatever their number).",
+    )
+    subscriptions_per_key: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Live memoryChanged subscriptions one API key holds at once, per API process.",
+    )
+
+    @field_validator("webhook_allowed_networks")
+    @classmethod
+    def _networks(cls, value: str) -> str:
+        for part in value.split(","):
+            if part.strip():
+                try:
+                    ipaddress.ip_network(part.strip(), strict=False)
+                except ValueError:
+                    raise ValueError(
+                        f"JET_WEBHOOK_ALLOWED_NETWORKS: {part.strip()!r} is not a network"
+                    ) from None
+        return value
 
     @field_validator("database_url")
     @classmethod

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from app.config import Settings
 from app.services import search_cache
+from app.services.change_feeds import ChangeFeeds
 from app.services.ratelimit import RateLimiter
 from app.services.tenants import Authenticator
 from app.storage.control import ControlDb
@@ -22,8 +23,12 @@ class Container:
     auth: Authenticator
     # Per API key, per process; disabled unless JET_RATE_LIMIT_PER_SECOND is set.
     limiter: RateLimiter = field(default_factory=lambda: RateLimiter(0, 1))
+    # Live memoryChanged subscriptions of this process (app/services/change_feeds.py).
+    feeds: ChangeFeeds | None = None
 
     async def aclose(self) -> None:
+        if self.feeds is not None:
+            await self.feeds.aclose()
         await self.tenants.aclose()
         await self.control.aclose()
 
@@ -35,10 +40,16 @@ async def build(settings: Settings) -> Container:
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
         shared[search_cache.KEY] = search_cache.SearchCache(settings.search_cache_pages)
+    tenants = TenantDatabases(settings, shared=shared)
     return Container(
         settings=settings,
         control=control,
-        tenants=TenantDatabases(settings, shared=shared),
+        tenants=tenants,
         auth=Authenticator(control, ttl=settings.auth_cache_seconds),
         limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
+        feeds=ChangeFeeds(
+            tenants,
+            poll=settings.subscription_poll_seconds,
+            per_key=settings.subscriptions_per_key,
+        ),
     )

@@ -27,6 +27,8 @@ API_KEY = "key"
 LLM_CALL = "llm"
 ERASURE = "era"
 REMOVAL = "rmv"
+WEBHOOK = "whk"
+DELIVERY = "msg"
 
 _RANDOM_LIMIT = 1 << 80
 _MAX_MS = (1 << 48) - 1

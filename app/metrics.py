@@ -66,6 +66,17 @@ COMPACTION_BUDGET_STOPS = Counter(
 COMPACTION_DLP_STOPS = Counter(
     "jet_compaction_dlp_stops", "Compaction buckets left untouched because DLP blocked them."
 )
+WEBHOOK_ATTEMPTS = Counter(
+    "jet_webhook_attempts", "Webhook delivery attempts, by outcome (delivered or failed)."
+    , ["outcome"]
+)  # fmt: skip
+WEBHOOK_LAG = Histogram(
+    "jet_webhook_delivery_lag_seconds", "From a change to its first delivered attempt.",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600, 3600, 86400),
+)  # fmt: skip
+WEBHOOK_ENDPOINTS_DISABLED = Counter(
+    "jet_webhook_endpoints_disabled", "Webhook endpoints disabled after a day of failures."
+)
 
 # GraphQL operation names are chosen by clients: the first MAX_OPERATION_NAMES distinct
 # names get their own label value, any later one is counted as "other".

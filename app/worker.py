@@ -1,4 +1,5 @@
-"""The arq worker: a 06:17 UTC cron fans out one compaction job per active tenant and day.
+"""The arq worker: a 06:17 UTC cron fans out one compaction job per active tenant and day,
+and a loop for the worker's life delivers webhooks from each tenant's outbox.
 
 Jobs call the same services as the API (app.services.compaction.compact_tenant);
 nothing here touches a database directly. Run it with `jet-memory worker` or
@@ -6,8 +7,13 @@ nothing here touches a database directly. Run it with `jet-memory worker` or
 """
 
 import asyncio
+import contextlib
 import logging
+import math
+import os
+import socket
 import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -26,10 +32,10 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from app import deps, logs
+from app import deps, ids, logs
 from app.config import Settings
 from app.embedded_redis import recorded_url
-from app.services import compaction
+from app.services import changes, compaction, webhook_delivery
 from app.services.compaction import CompactionRunRecord
 
 log = logging.getLogger(__name__)
@@ -54,6 +60,12 @@ MAX_TRIES = 3
 # one second longer, so a worker gone for longer than this fails `jet-memory worker-check`.
 HEALTH_CHECK_INTERVAL = timedelta(seconds=60)
 CHECK_TIMEOUT_S = 2  # each step of `jet-memory worker-check`: connect, then read the key
+
+# The webhook loop (deliver_webhooks): how often it lists the active tenants again, how many
+# tenants it works on at once, and how often it forgets old changes and deliveries.
+TENANTS_REFRESH_SECONDS = 10.0
+WEBHOOK_TENANTS_AT_ONCE = 32
+PRUNE_SECONDS = 3600.0
 
 Ctx = dict[str, Any]
 
@@ -132,6 +144,61 @@ def run_summary(run: CompactionRunRecord) -> dict[str, Any]:
     }
 
 
+async def deliver_webhooks(ctx: Ctx) -> None:
+    """Runs for the worker's life: a pass over every active tenant's webhooks each
+    webhook_poll_seconds (app.services.webhook_delivery), and old changes and delivered
+    deliveries forgotten once an hour per tenant."""
+    container: deps.Container = ctx["container"]
+    settings = container.settings
+    config = webhook_delivery.DeliveryConfig.of(settings)
+    limit = asyncio.Semaphore(settings.webhook_concurrency)
+    owner = f"{socket.gethostname()}:{os.getpid()}:{ids.new_id('wrk')[-8:]}"
+    keep = timedelta(days=settings.changes_keep_days)
+    tenant_ids: list[str] = []
+    listed_at = pruned_at = -math.inf
+    while True:
+        started = time.monotonic()
+        if started - listed_at > TENANTS_REFRESH_SECONDS:
+            try:
+                tenant_ids = await compaction.active_tenant_ids(container.control)
+                listed_at = started
+            except Exception:
+                # The control database is unavailable: keep delivering to the tenants
+                # known, and try the list again next pass; the loop must never die.
+                log.exception("webhook loop: listing the active tenants failed")
+        prune = started - pruned_at > PRUNE_SECONDS
+        pruned_at = started if prune else pruned_at
+        pruning = keep if prune else None
+        for at in range(0, len(tenant_ids), WEBHOOK_TENANTS_AT_ONCE):
+            chunk = tenant_ids[at : at + WEBHOOK_TENANTS_AT_ONCE]
+            await asyncio.gather(*(
+                _webhook_pass(container, t, ctx["http"], config, owner, limit, pruning)
+                for t in chunk
+            ))  # fmt: skip
+        await asyncio.sleep(max(0.0, settings.webhook_poll_seconds - (time.monotonic() - started)))
+
+
+async def _webhook_pass(
+    container: deps.Container,
+    tenant_id: str,
+    http: httpx.AsyncClient,
+    config: webhook_delivery.DeliveryConfig,
+    owner: str,
+    limit: asyncio.Semaphore,
+    keep: timedelta | None,
+) -> None:
+    try:
+        async with container.tenants.lease(tenant_id) as db:
+            await webhook_delivery.deliver_tenant(db, http, config, owner=owner, limit=limit)
+            if keep is not None:
+                await changes.prune_changes(db, keep=keep)
+                await webhook_delivery.prune_deliveries(db, keep=keep)
+    except Exception:
+        # One tenant's trouble (a locked or unavailable database) never stops the others;
+        # its deliveries wait in its outbox for the next pass.
+        log.exception("webhook pass of tenant %s failed; retried next pass", tenant_id)
+
+
 async def startup(ctx: Ctx) -> None:
     # Tests hand in their own Settings; a deployed worker reads JET_* from the environment.
     settings: Settings = ctx.get("settings") or Settings()
@@ -148,12 +215,18 @@ async def startup(ctx: Ctx) -> None:
     # One client for every job of this worker: connections to a tenant's gateway are
     # reused across its buckets. Timeouts are per request, from the tenant's policy.
     ctx["http"] = httpx.AsyncClient()
+    ctx["webhooks"] = asyncio.create_task(deliver_webhooks(ctx), name="webhooks")
     kw = ctx["redis"].connection_pool.connection_kwargs  # no password in what is logged
     redis_at = kw.get("path") or f"{kw.get('host')}:{kw.get('port')}/{kw.get('db', 0)}"
     log.info("worker ready: %s, Redis %s", settings.storage_label, redis_at)
 
 
 async def shutdown(ctx: Ctx) -> None:
+    webhooks: asyncio.Task[None] | None = ctx.pop("webhooks", None)
+    if webhooks is not None:
+        webhooks.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await webhooks
     served: tuple[WSGIServer, threading.Thread] | None = ctx.pop("metrics_server", None)
     if served is not None:
         await asyncio.to_thread(served[0].shutdown)  # waits out its 0.5 s poll

@@ -2,8 +2,8 @@
 
 Routes: /healthz (liveness), /readyz (readiness), /metrics (JET_METRICS_TOKEN when set),
 /openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
-without a key, every operation with one); /mcp for agents (app/edge/mcp/); the REST routes
-under /memory (app/edge/rest/).
+without a key, every operation with one; its websocket: subscriptions); /mcp for agents
+(app/edge/mcp/); the REST routes under /memory and /webhooks (app/edge/rest/).
 Everything that touches memory goes through TenantBound. The app is stock Starlette, with
 HttpMetrics around every request (metered_starlette).
 """
@@ -21,7 +21,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Lifespan, Receive, Scope, Send
 
 from app import __version__, metrics
@@ -43,6 +43,7 @@ from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.openapi import openapi_route
 from app.edge.request_ids import current_request_id
 from app.edge.rest.routing import rest_routes
+from app.edge.subscriptions import SubscriptionView
 from app.graphql.schema import schema_for
 from app.logs import request_id_var
 
@@ -93,6 +94,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     gql_schema = schema_for(
         introspection=settings.introspection, fast_path=settings.graphql_fast_path
     )
+    # Subscriptions run on the stock schema, whatever JET_GRAPHQL_FAST_PATH says.
+    stock_schema = schema_for(introspection=settings.introspection, fast_path=False)
 
     class GraphQLEndpoint:
         """The GraphiQL page for a browser without a key; every operation via TenantBound."""
@@ -126,6 +129,19 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             assert bound is not None
             return bound(scope, receive, send)
 
+    class SubscriptionEndpoint:
+        """The websocket at /graphql (app/edge/subscriptions.py), on the stock schema."""
+
+        view: SubscriptionView | None = None
+        container: Container | None = None
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            c = holder["c"]
+            if self.view is None or c is not self.container:
+                self.container = c
+                self.view = SubscriptionView(stock_schema, c)
+            await self.view(scope, receive, send)
+
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})
 
@@ -138,6 +154,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz(lambda: holder["c"]), methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.metrics_token), methods=["GET"]),
+        WebSocketRoute("/graphql", SubscriptionEndpoint()),
         openapi_route(),
     ]
     if settings.graphiql:

@@ -46,6 +46,10 @@ log = logging.getLogger(__name__)
 
 BAD_JSON = "Unable to parse request body as JSON"
 __all__ = ["GRAPHQL_RESPONSE", "JSON", "NOT_AN_OBJECT", "GraphQLView"]
+SUBSCRIPTION_OVER_HTTP = (
+    "subscriptions are served over the websocket at /graphql (graphql-transport-ws), "
+    "with the API key in connection_init's payload"
+)
 # 19 ASCII digits in a row: where an integer may be outside 64 bits (see decode_json).
 _LONG_DIGITS: dict[type, Any] = {bytes: re.compile(rb"[0-9]{19}"), str: re.compile(r"[0-9]{19}")}
 
@@ -239,6 +243,16 @@ class GraphQLView(GraphQL[Context, None]):
                 raise BatchRateLimited(limiter.rate, limiter.burst, operations, wait)
 
     async def execute_single(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        data: GraphQLRequestData = kwargs["request_data"]
+        # The substring test first: a C scan, so other operations pay nothing more.
+        query = data.query
+        if (
+            isinstance(query, str)
+            and "subscription" in query
+            and operation_type(query, data.operation_name) == "subscription"
+        ):
+            _note_operation(kwargs["request"], kwargs["context"], data)
+            raise HTTPException(400, SUBSCRIPTION_OVER_HTTP)
         try:
             return await super().execute_single(*args, **kwargs)
         except HTTPException as exc:

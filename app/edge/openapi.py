@@ -17,6 +17,7 @@ from app import __version__
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.rest import data_rights as rights
 from app.edge.rest import models as rest
+from app.edge.rest import webhooks as wh
 from app.edge.rest.problems import PROBLEM_JSON, Problem, ProblemError
 from app.services import limits
 
@@ -48,10 +49,18 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (rights.MemoryEntryVersionList, "serialization"),
     (rights.Erasure, "serialization"),
     (rights.ErasureList, "serialization"),
+    (wh.CreateWebhookEndpointInput, "validation"),
+    (wh.UpdateWebhookEndpointInput, "validation"),
+    (wh.WebhookDeliveryQuery, "validation"),
+    (wh.WebhookEndpoint, "serialization"),
+    (wh.CreatedWebhookEndpoint, "serialization"),
+    (wh.WebhookEndpointList, "serialization"),
+    (wh.WebhookDelivery, "serialization"),
+    (wh.WebhookDeliveryList, "serialization"),
 ]
 QUERY_MODELS = {
     rest.MemoryEntryQuery, rest.MemoryEventQuery, rest.MemoryContextQuery, rest.MemoryExportQuery,
-    rights.PageQuery,
+    rights.PageQuery, wh.WebhookDeliveryQuery,
 }  # fmt: skip
 
 DESCRIPTION = f"""\
@@ -384,6 +393,7 @@ def openapi_document() -> dict[str, Any]:
             },
         },
         **_data_rights_paths(entry_id, query[rights.PageQuery]),
+        **_webhook_paths(query[wh.WebhookDeliveryQuery]),
     }
     # One path item for an event: read (here) and erase (_data_rights_paths).
     paths["/memory/events/{id}"] = {
@@ -498,6 +508,77 @@ def _data_rights_paths(entry_id: dict[str, Any], page: dict[str, Any]) -> dict[s
             },
         },
     }
+
+
+def _webhook_paths(delivery_query: dict[str, Any]) -> dict[str, Any]:
+    """The /webhooks routes (docs/changes.md)."""
+    endpoint_id = {"name": "id", "in": "path", "required": True,
+                   "schema": {"type": "string", "pattern": "^whk_[0-9a-z]{26}$"}}  # fmt: skip
+    delivery_id = {"name": "deliveryId", "in": "path", "required": True,
+                   "schema": {"type": "string", "pattern": "^msg_[0-9a-z]{26}$"}}  # fmt: skip
+    request_id = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    deleted = {"204": {"description": "deleted, with its delivery log", "headers": request_id}}
+    return {
+        "/webhooks": {
+            "get": {
+                "operationId": "listWebhookEndpoints",
+                "summary": "This tenant's webhook endpoints (never their secrets)",
+                "responses": _responses({"200": _ok("the endpoints", _ref("WebhookEndpointList"))}),
+            },
+            "post": {
+                "operationId": "createWebhookEndpoint",
+                "summary": "Register an endpoint for the changes made from now on",
+                "description": "The answer holds the signing secret: the only time it is shown.",
+                "requestBody": {"required": True, **_json(_ref("CreateWebhookEndpointInput"))},
+                "responses": _responses(
+                    {"201": _ok("registered", _ref("CreatedWebhookEndpoint"), "Location")},
+                    400, 413, 415, 422,
+                ),
+            },
+        },
+        "/webhooks/{id}": {
+            "parameters": [endpoint_id],
+            "get": {
+                "operationId": "getWebhookEndpoint",
+                "summary": "Read an endpoint",
+                "responses": _responses({"200": _ok("the endpoint", _ref("WebhookEndpoint"))}, 404),
+            },
+            "patch": {
+                "operationId": "updateWebhookEndpoint",
+                "summary": "Change an endpoint; enabled: true resumes where it stopped",
+                "requestBody": {"required": True, **_json(_ref("UpdateWebhookEndpointInput"))},
+                "responses": _responses(
+                    {"200": _ok("the endpoint", _ref("WebhookEndpoint"))}, 400, 404, 413, 415, 422
+                ),
+            },
+            "delete": {
+                "operationId": "deleteWebhookEndpoint",
+                "summary": "Delete an endpoint and its delivery log",
+                "responses": _responses(deleted, 404),
+            },
+        },
+        "/webhooks/{id}/deliveries": {
+            "parameters": [endpoint_id],
+            "get": {
+                "operationId": "listWebhookDeliveries",
+                "summary": "An endpoint's delivery log, newest first",
+                "parameters": _query_parameters(delivery_query),
+                "responses": _responses(
+                    {"200": _ok("a page of deliveries", _ref("WebhookDeliveryList"))}, 400, 404
+                ),
+            },
+        },
+        "/webhooks/{id}/deliveries/{deliveryId}/replay": {
+            "parameters": [endpoint_id, delivery_id],
+            "post": {
+                "operationId": "replayWebhookDelivery",
+                "summary": "Send a delivery again, with the same webhook-id",
+                "responses": _responses(
+                    {"200": _ok("the delivery, due now", _ref("WebhookDelivery"))}, 404
+                ),
+            },
+        },
+    }  # fmt: skip
 
 
 async def _serve(_: Request) -> JSONResponse:

@@ -23,6 +23,11 @@ class Context:
     operation: tuple[str | None, str] | None = None
     # Who asks (the API key id), set by the edge: entry history and erasure receipts.
     actor: Callable[[], Awaitable[str]] | None = None
+    # A websocket (subscriptions): what connection_init carried, and the tenant and key it
+    # authenticated (app/edge/subscriptions.py); `db` is None there.
+    connection_params: Any = None
+    tenant_id: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     _entry_loader: DataLoader[str, Entry | None] | None = field(default=None, repr=False)
 
     async def requester(self) -> str:

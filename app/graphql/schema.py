@@ -19,6 +19,7 @@ from strawberry.types import ExecutionContext, Info
 from app.config import Settings
 from app.errors import ExpectedError, ExpectedErrors
 from app.graphql import fastpath
+from app.graphql.changes import ChangeSubscription
 from app.graphql.compaction import CompactionMutation, CompactionQuery
 from app.graphql.context import Context
 from app.graphql.context_query import ContextQuery
@@ -43,6 +44,7 @@ from app.graphql.types import (
     UpdateMemoryEntryInput,
     UserError,
 )
+from app.graphql.webhooks import WebhookMutation, WebhookQuery
 from app.services import entries, events
 from app.services.limits import GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_TOKENS
 from app.services.records import (
@@ -304,15 +306,24 @@ def build_schema(*, introspection: bool = True, fast_path: bool = True) -> straw
         "validation_rules": rules,
         "should_mask_error": _should_mask,
     }
-    query = merge_types("Query", (Query, ContextQuery, CompactionQuery, DataRightsQuery))
-    mutation = merge_types("Mutation", (Mutation, CompactionMutation, DataRightsMutation))
+    query = merge_types(
+        "Query", (Query, ContextQuery, CompactionQuery, DataRightsQuery, WebhookQuery)
+    )
+    mutation = merge_types(
+        "Mutation", (Mutation, CompactionMutation, DataRightsMutation, WebhookMutation)
+    )
     if fast_path:
         return fastpath.build(
-            UnexpectedLoggingSchema, query, mutation, scalar_overrides=SCALAR_OVERRIDES, **limits
-        )
+            UnexpectedLoggingSchema, query, mutation, scalar_overrides=SCALAR_OVERRIDES,
+            subscription=ChangeSubscription, **limits,
+        )  # fmt: skip
     extensions = operation_extensions(**limits)
     return UnexpectedLoggingSchema(
-        query=query, mutation=mutation, extensions=extensions, scalar_overrides=SCALAR_OVERRIDES
+        query=query,
+        mutation=mutation,
+        subscription=ChangeSubscription,
+        extensions=extensions,
+        scalar_overrides=SCALAR_OVERRIDES,
     )
 
 

@@ -131,6 +131,13 @@ ROUTES = [
     ("GET", "/memory/erasures"),
     ("POST", "/memory/erasures"),
     ("DELETE", "/memory/events/mem_x"),
+    ("GET", "/webhooks"),
+    ("POST", "/webhooks"),
+    ("GET", "/webhooks/mem_x"),
+    ("PATCH", "/webhooks/mem_x"),
+    ("DELETE", "/webhooks/mem_x"),
+    ("GET", "/webhooks/mem_x/deliveries"),
+    ("POST", "/webhooks/mem_x/deliveries/msg_x/replay"),
 ]
 
 
@@ -774,7 +781,8 @@ async def test_openapi_documents_exactly_the_routes(client: httpx.AsyncClient) -
         if method != "parameters"
     }
     assert operations == {
-        (m, u.replace("mem_x", "{id}").replace("evt_x", "{id}")) for m, u in ROUTES
+        (m, u.replace("mem_x", "{id}").replace("evt_x", "{id}").replace("msg_x", "{deliveryId}"))
+        for m, u in ROUTES
     }
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     for path, item in doc["paths"].items():

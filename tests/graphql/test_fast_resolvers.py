@@ -281,6 +281,7 @@ def test_the_schemas_input_types_have_converters(schema: strawberry.Schema) -> N
     assert names == {
         "AppendMemoryEventInput", "CreateMemoryEntryInput", "UpdateMemoryEntryInput",
         "MemoryEntryFilter", "MemoryEventFilter", "RunCompactionInput", "RestoreMemoryEntryInput",
+        "CreateWebhookEndpointInput", "UpdateWebhookEndpointInput",
     }  # fmt: skip
     # Strawberry's type definitions are left as they were.
     assert all(

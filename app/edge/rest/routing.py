@@ -12,6 +12,7 @@ from starlette.types import Scope as AsgiScope
 from app.deps import Container
 from app.edge.auth import TenantBound
 from app.edge.limits import MAX_BODY_BYTES, BodyTooLarge
+from app.edge.rest import webhooks as wh
 from app.edge.rest.data_rights import (
     erase_event,
     erase_subject,
@@ -112,7 +113,8 @@ class Resource:
 
 
 def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
-    """The /memory routes, full paths (no Mount, so GET /memory never redirects)."""
+    """The /memory and /webhooks routes, full paths (no Mount, so GET /memory never
+    redirects)."""
 
     def resource(handlers: Mapping[str, Handler], fallback: Handler | None = None) -> Resource:
         return Resource(get_container, handlers, fallback=fallback)
@@ -140,4 +142,17 @@ def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
         Route("/memory/{id}/restore", resource({"POST": restore_entry})),
         # Anything else under /memory: a problem+json 404 rather than Starlette's text one.
         Route("/memory/{rest:path}", resource({}, fallback=no_route)),
+        Route("/webhooks", resource({"GET": wh.list_endpoints, "POST": wh.create_endpoint})),
+        Route(
+            "/webhooks/{id}",
+            resource(
+                {"GET": wh.get_endpoint, "PATCH": wh.update_endpoint, "DELETE": wh.delete_endpoint}
+            ),
+        ),  # fmt: skip
+        Route("/webhooks/{id}/deliveries", resource({"GET": wh.list_deliveries})),
+        Route(
+            "/webhooks/{id}/deliveries/{deliveryId}/replay",
+            resource({"POST": wh.replay_delivery}),
+        ),
+        Route("/webhooks/{rest:path}", resource({}, fallback=no_route)),
     ]

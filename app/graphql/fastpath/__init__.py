@@ -65,6 +65,7 @@ def build(
     mutation: Any,
     *,
     scalar_overrides: dict[object, Any],
+    subscription: Any = None,
     max_tokens: int,
     validation_rules: tuple[type[ASTValidationRule], ...],
     should_mask_error: Callable[[GraphQLError], bool],
@@ -79,6 +80,7 @@ def build(
     schema = _fast_class(schema_class)(
         query=query,
         mutation=mutation,
+        subscription=subscription,
         execution_context_class=PreparedExecutionContext,
         scalar_overrides=scalar_overrides,
         policy=policy,
