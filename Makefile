@@ -121,7 +121,7 @@ migrate: $(STAMP)
 	$(BIN)/jet-memory migrate
 
 # The HTTP benchmarks (bench/README.md, python -m bench): make bench BENCH_ARGS="--quick" or
-# "--only search".
+# "--only search"; then the context loader's evaluation on its held-out split (docs/context-eval.md).
 # wrk comes from Debian: installed here when missing and running as root.
 bench: $(STAMP)
 	@command -v wrk >/dev/null 2>&1 || { \
@@ -129,6 +129,7 @@ bench: $(STAMP)
 			apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; \
 		else echo "wrk is missing: sudo apt-get install -y wrk"; exit 1; fi; }
 	$(BIN)/python -m bench $(BENCH_ARGS)
+	$(BIN)/python -m bench.context_eval --split held-out
 
 clean:
 	rm -rf $(VENV) assets/node_modules tests/e2e/node_modules .pytest_cache .mypy_cache .ruff_cache

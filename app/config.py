@@ -180,6 +180,14 @@ class Settings(BaseSettings):
         description="max_tokens of one summarisation request (and the built-in "
         "summariser's length bound, at ~4 characters per token).",
     )
+    compaction_summary_max_tokens: int = Field(
+        default=600,
+        ge=300,
+        le=100_000,
+        description="Most estimated tokens of one summary entry as memoryContext shows it "
+        "(its heading, meta line and body): a bucket folds into as many entries as it "
+        "takes, so at least three fit a 2,000-token context at the default.",
+    )
     gateway_max_answer_bytes: int = Field(
         default=1 << 20,
         ge=1024,

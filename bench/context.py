@@ -2,13 +2,15 @@
 
 Usage: .venv/bin/python -m bench.context [--events N] [--entries N] [--calls 200]
        [--data-dir DIR (reuses the tenant generated there)] [--search-cache-pages N]
-       [--same-question]
+       [--same-question] [--profile]
 Times load_context itself (the service call a request makes), p50/p95/p99; target p95 < 30 ms.
 """
 
 import argparse
 import asyncio
+import cProfile
 import json
+import pstats
 import random
 import sqlite3
 import statistics
@@ -249,6 +251,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> None:
     try:
         tenant_id = await tenant_for(container, data_dir, args.events, args.entries)
         rng = random.Random(7)
+        profiler = cProfile.Profile() if args.profile else None
         async with container.tenants.lease(tenant_id) as db:
             for label, query in (("without a query", False), ("with a query", True)):
                 for max_tokens in args.max_tokens:
@@ -263,11 +266,15 @@ async def run(args: argparse.Namespace, data_dir: Path) -> None:
                         if args.same_question:  # one scope, one question, every call
                             kind, ref, asked = "entity", CLIENTS[0], QUERIES[0]
                         started, started_cpu = time.perf_counter(), time.process_time()
+                        if profiler is not None and query and i >= 20:
+                            profiler.enable()
                         result = await context.load_context(
                             db, scope=Scope(kind), scope_ref=ref,
                             query=asked if query else None,
                             max_tokens=max_tokens, include_institutional=True, now=NOW,
                         )  # fmt: skip
+                        if profiler is not None:
+                            profiler.disable()
                         if i >= 20:  # the first calls warm the connection pool and caches
                             wall.append((time.perf_counter() - started) * 1000)
                             # CPU of the whole process (the SQLite thread too): the work,
@@ -279,6 +286,8 @@ async def run(args: argparse.Namespace, data_dir: Path) -> None:
                         f" items | wall ms {percentiles(wall)} | CPU ms {percentiles(cpu)}",
                         flush=True,
                     )
+        if profiler is not None:  # the calls with a question, their timings skewed by it
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
     finally:
         await container.aclose()
 
@@ -298,6 +307,10 @@ def main() -> None:
         "--same-question", action="store_true",
         help="ask every call the same question in the same scope (with --search-cache-pages:"
         " the cache's hits)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--profile", action="store_true",
+        help="cProfile the calls with a question and print where their time goes",
     )  # fmt: skip
     args = parser.parse_args()
     if args.data_dir:

@@ -1,7 +1,8 @@
 """The built-in extractive summariser's algorithm: deterministic, no network.
 
 It only selects and arranges sentences already in the events: it never rewrites one, so a
-number, name or date in the summary is always the one the event said.
+number, name or date in the summary is always the one the event said; a relative date
+("yesterday") gets its absolute date added in brackets, so the sentence still says when.
 """
 
 import re
@@ -9,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.adapters.reldates import resolve_relative_dates
 from app.adapters.summary import MAX_TITLE, EventText, Summary
 
 BUILTIN_SUMMARISER_NAME = "builtin-extractive-v1"
@@ -245,9 +247,13 @@ def summarise_extractive(
     signatures: list[tuple[frozenset[str], frozenset[str]]] = []
     events_used: set[int] = set()
     used = 0
+    shown = {
+        c.position: resolve_relative_dates(c.text, ordered[c.event].occurred_at.date())
+        for c in candidates
+    }  # scored and compared as said, shown with the absolute dates of relative ones
     for cand in sorted(candidates, key=lambda c: (-c.score, c.position)):
         # A first sentence of an event pays for its bullet prefix and line break.
-        cost = len(cand.text) + (
+        cost = len(shown[cand.position]) + (
             len(prefixes[cand.event]) + 1 if cand.event not in events_used else 1
         )
         if used + cost > budget:
@@ -263,10 +269,39 @@ def summarise_extractive(
     lines: list[str] = []
     by_event: dict[int, list[str]] = {}
     for cand in sorted(chosen, key=lambda c: c.position):
-        by_event.setdefault(cand.event, []).append(cand.text)
+        by_event.setdefault(cand.event, []).append(shown[cand.position])
     for index, texts in by_event.items():
         lines.append(prefixes[index] + " ".join(texts))
     if not lines:
         lines.append("_No decisions, figures or commitments found in these events._")
     body = "\n".join(lines) + "\n\n" + footer
-    return Summary(title=_title(scope_label, period_label, n), body=body)
+    tags = recurring_names(body, [e.body for e in ordered])
+    return Summary(title=_title(scope_label, period_label, n), body=body, tags=tags)
+
+
+# --- the names a summary is tagged with ----------------------------------------------------
+
+NAME_TAGS = 5  # names tagged on one summary, besides "compactor" and its kinds
+NAME_TAG_MAX_CHARS = 40
+_LINE_SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}): ", re.MULTILINE)
+
+
+def recurring_names(summary: str, bodies: Sequence[str], limit: int = NAME_TAGS) -> tuple[str, ...]:
+    """The capitalised names (speakers, and names within sentences) that recur across
+    these events and that the summary mentions, most frequent first, at most `limit`."""
+    seen: Counter[str] = Counter()
+    for body in bodies:
+        said = _LINE_SPEAKER.sub("", body)  # a speaker's surname alone is not another name
+        seen.update(set(_PROPER.findall(said)) | set(_LINE_SPEAKER.findall(body)))
+    names: list[str] = []
+    for name, count in sorted(seen.items(), key=lambda item: (-item[1], item[0])):
+        if count < 2 or len(names) >= limit:
+            break
+        if (
+            name in _NOT_NAMES
+            or len(name) > NAME_TAG_MAX_CHARS
+            or not re.search(rf"\b{re.escape(name)}\b", summary)
+        ):
+            continue
+        names.append(name)
+    return tuple(names)

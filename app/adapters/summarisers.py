@@ -7,7 +7,11 @@ that cannot become an entry raises SummaryFailed, so it is never stored.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.adapters.extractive import BUILTIN_SUMMARISER_NAME, summarise_extractive
+from app.adapters.extractive import (
+    BUILTIN_SUMMARISER_NAME,
+    recurring_names,
+    summarise_extractive,
+)
 from app.adapters.gateway import (
     Gateway,
     GatewayBadAnswer,
@@ -50,7 +54,10 @@ class GatewaySummariser:
         max_output_tokens: int,
     ) -> SummaryResult:
         messages = build_compaction_messages(
-            events, scope_label=scope_label, period_label=period_label
+            events,
+            scope_label=scope_label,
+            period_label=period_label,
+            max_summary_tokens=max_output_tokens,
         )
         try:
             completion = await self.gateway.complete(messages, max_tokens=max_output_tokens)
@@ -74,7 +81,7 @@ class GatewaySummariser:
             # A summary cut off at max_tokens would silently lose the end of the period.
             raise failed(
                 f"was cut off at max_tokens ({max_output_tokens}); "
-                "raise compaction_max_output_tokens"
+                "raise compaction_summary_max_tokens (or compaction_max_output_tokens)"
             )
         try:
             summary = parse_llm_summary(completion.text)
@@ -87,6 +94,7 @@ class GatewaySummariser:
             model=completion.model,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
+            tags=recurring_names(summary.body, [e.body for e in events]),
         )
 
 
@@ -122,4 +130,5 @@ class BuiltinSummariser:
             model=BUILTIN_SUMMARISER_NAME,
             prompt_tokens=0,
             completion_tokens=0,
+            tags=summary.tags,
         )

@@ -24,6 +24,7 @@ class Summary:
 
     title: str  # one line, at most MAX_TITLE characters
     body: str  # Markdown
+    tags: tuple[str, ...] = ()  # the people and clients it names (recurring_names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,7 @@ class SummaryResult:
     model: str  # the model that answered, or builtin-extractive-v1
     prompt_tokens: int
     completion_tokens: int
+    tags: tuple[str, ...] = ()  # the people and clients it names, to find it by tag
 
 
 class SummaryFailed(Exception):

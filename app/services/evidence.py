@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import passages, search, temporal
@@ -97,17 +97,20 @@ async def ranked_events(
     the full-text index finds the best `max(EVENT_POOL, limit)`, and as many again inside
     the question's window.
     """
-    rows: list[Any] = []
-    for scope, ref in scopes:
-        in_scope = ev.c.scope_ref.is_(None) if ref is None else ev.c.scope_ref == ref
-        stmt = (
-            select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
-            .where(ev.c.scope == scope.value, in_scope, ev.c.compressed_at.is_(None))
-            .limit(SCAN_MAX + 1 - len(rows))
-        )
-        rows.extend(await conn.execute(stmt))
-        if len(rows) > SCAN_MAX:
-            break
+    # One query for all the scopes: a round trip to the database costs more than the
+    # scan of a scope's few hundred rows.
+    in_scopes = [
+        and_(ev.c.scope == scope.value, ev.c.scope_ref.is_(None))
+        if ref is None
+        else and_(ev.c.scope == scope.value, ev.c.scope_ref == ref)
+        for scope, ref in scopes
+    ]
+    stmt = (
+        select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
+        .where(or_(*in_scopes), ev.c.compressed_at.is_(None))
+        .limit(SCAN_MAX + 1)
+    )
+    rows: list[Any] = list(await conn.execute(stmt)) if scopes else []
     if len(rows) <= SCAN_MAX:
         scored = _scanned(rows, q)
     else:

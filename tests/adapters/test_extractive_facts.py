@@ -36,7 +36,9 @@ def chat() -> list[EventText]:
 def test_once_said_facts_outlast_weekly_templates() -> None:
     summary = summarise_extractive(chat(), scope_label="entity/acme", period_label="2025-09")
     for fact in FACTS:
-        assert fact.split(": ", 1)[1] in summary.body
+        # a relative date is kept, with its absolute date added (against the event's date)
+        said = fact.split(": ", 1)[1].replace("next month", "next month (2025-10)")
+        assert said in summary.body
     assert "Thanks Elena, talk soon." not in summary.body
     assert "Hope the weekend was good." not in summary.body
     # The templates left are kept once, however many speakers said them.
@@ -57,3 +59,36 @@ def test_a_header_of_a_name_and_a_date_is_not_a_fact() -> None:
 def test_rare_words_are_those_in_few_events() -> None:
     rare = rare_words(["the greyhound ran", "the budget", "the budget", "the budget"])
     assert "greyhound" in rare and "budget" not in rare and "the" not in rare
+
+
+def test_summaries_are_tagged_with_the_names_that_recur() -> None:
+    summary = summarise_extractive(chat(), scope_label="entity/acme", period_label="2025-09")
+    assert set(summary.tags) <= {
+        "Dana Whitfield",
+        "Sam Okafor",
+        "Raj Patel",
+        "Elena Brooks",
+        "Falcon",
+        "Elena",
+        "Raj",
+        "Kofi Mensah",
+        "Lumen Press",
+    }
+    assert "Dana Whitfield" in summary.tags and 0 < len(summary.tags) <= 5
+    assert "Brooks" not in summary.tags  # a speaker's surname alone is not another name
+    assert "Lumen Press" not in summary.tags  # said once: not a recurring name
+
+
+def test_relative_dates_are_resolved_against_the_event() -> None:
+    events = [
+        EventText(datetime(2024, 3, 13, 9, tzinfo=UTC), "chat_turn", body, "chat")
+        for body in [
+            "Ana: I signed the lease for the Porto flat yesterday, 1,200 a month.",
+            "Ana: Last week I booked the movers for 2 trucks.",
+            "Ana: We moved in three days ago, the boxes are still everywhere.",
+        ]
+    ]
+    body = summarise_extractive(events, scope_label="s", period_label="2024-03-13").body
+    assert "yesterday (2024-03-12)" in body
+    assert "Last week (week of 2024-03-04)" in body
+    assert "three days ago (2024-03-10)" in body

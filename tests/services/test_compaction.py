@@ -315,8 +315,12 @@ async def test_an_entry_never_carries_more_tags_than_the_limit(
     result = await run(db, BuiltinSummariser(), settings)
     assert result.periods == 2 and result.events_compressed == 25
     tags = [(await entry(db, e)).tags for e in result.entries_created]
-    assert [len(t) for t in tags] == [limits.TAGS_MAX, 7]
-    assert all(t[0] == "compactor" for t in tags)
+    # compactor and the kinds first (the 19 oldest, then 6), then recurring names if room
+    assert len(tags[0]) == limits.TAGS_MAX and tags[0][1:] == [
+        f"kind_{i:02d}" for i in range(6, 25)
+    ]
+    assert tags[1][:7] == ["compactor", *(f"kind_{i:02d}" for i in range(6))]
+    assert len(tags[1]) <= limits.TAGS_MAX and all(t[0] == "compactor" for t in tags)
 
 
 # ----------------------------------------------------------------- gateway failures
@@ -540,9 +544,9 @@ async def test_a_call_that_would_exceed_the_budget_is_not_made(
 ) -> None:
     first = await seed(db, "ent_first", [300, 200, 100])
     second = await seed(db, "ent_second", [250, 240, 230])
-    # Each bucket reserves ~630 tokens (prompt estimate + max output); the first call then
-    # settles at its actual 120, so the second would need ~750 of the 700.
-    policy = TenantPolicy(db.tenant_id, budget_daily_tokens=700)
+    # Each bucket reserves ~710 tokens (prompt estimate + max output); the first call then
+    # settles at its actual 120, so the second would need ~830 of the 800.
+    policy = TenantPolicy(db.tenant_id, budget_daily_tokens=800)
     result = await run(
         db, via(gw, http), settings, policy=policy,
         compaction_max_output_tokens=200, compaction_concurrency=1,
@@ -550,7 +554,7 @@ async def test_a_call_that_would_exceed_the_budget_is_not_made(
     assert result.status is RunStatus.PARTIAL and result.budget_exceeded
     [problem] = result.problems
     assert re.fullmatch(
-        rf"entity ent_second: budget: needs ~\d+ tokens, daily budget 700 \(jet-memory "
+        rf"entity ent_second: budget: needs ~\d+ tokens, daily budget 800 \(jet-memory "
         rf"tenants configure {db.tenant_id} --budget-daily-tokens\) has \d+ left; "
         r"the model was not called",
         problem,
@@ -564,16 +568,16 @@ async def test_a_call_that_would_exceed_the_budget_is_not_made(
 
     # Tomorrow the daily budget is fresh; the monthly one remembers today.
     tomorrow = await compaction.run_compaction(
-        db, policy=replace(policy, budget_monthly_tokens=700), summariser=via(gw, http),
+        db, policy=replace(policy, budget_monthly_tokens=800), summariser=via(gw, http),
         settings=settings.model_copy(update={"compaction_max_output_tokens": 200}),
         trigger="cron", now=NOW + timedelta(days=1),
     )  # fmt: skip
     assert tomorrow.budget_exceeded
-    assert "monthly budget 700 (jet-memory tenants configure " in tomorrow.problems[0]
+    assert "monthly budget 800 (jet-memory tenants configure " in tomorrow.problems[0]
     assert "--budget-monthly-tokens) has " in tomorrow.problems[0]
     assert len(gw.received) == 1
     next_month = await compaction.run_compaction(
-        db, policy=replace(policy, budget_monthly_tokens=700), summariser=via(gw, http),
+        db, policy=replace(policy, budget_monthly_tokens=800), summariser=via(gw, http),
         settings=settings.model_copy(update={"compaction_max_output_tokens": 200}),
         trigger="cron", now=NOW + timedelta(days=30),
     )  # fmt: skip
@@ -601,7 +605,7 @@ async def test_unsettled_reservations_count_against_the_budget(
                 created_at=NOW - timedelta(hours=1),
                 model="model-a",
                 status="reserved",
-                estimated_tokens=5000,
+                estimated_tokens=5500,
                 prompt_tokens=0,
                 completion_tokens=0,
             )  # fmt: skip

@@ -15,7 +15,15 @@ from app.config import Settings
 from app.errors import ExpectedError
 from app.services import budget, entries, limits, validation
 from app.services.compaction import runs
-from app.services.compaction.planning import IN_CHUNK, Bucket, LostRace, Period, Planner, Skip
+from app.services.compaction.planning import (
+    IN_CHUNK,
+    Bucket,
+    LostRace,
+    Period,
+    Planner,
+    Skip,
+    summary_text_tokens,
+)
 from app.services.policies import TenantPolicy
 from app.services.records import EntryIn, EntrySource
 from app.storage.models import entry_sources_table as src_t
@@ -86,12 +94,12 @@ class Folder:
 
     def _estimates(self, plan: list[Period]) -> list[int]:
         """Per call: its prompt's upper bound plus the most it may answer."""
-        return [p.tokens + self.settings.compaction_max_output_tokens for p in plan]
+        return [p.tokens + summary_text_tokens(self.settings) for p in plan]
 
     def _unfinished(self, period: Period) -> budget.Usage:
         """A call stopped mid-flight (cancelled, or an unexpected error): the gateway may
         have processed and billed it, so it stays charged at its estimate, as failed."""
-        max_output = self.settings.compaction_max_output_tokens
+        max_output = summary_text_tokens(self.settings)
         return budget.Usage("failed", self.summariser.name, period.tokens, max_output)
 
     async def _settle(self, calls: Sequence[str], usage: Sequence[budget.Usage]) -> None:
@@ -145,7 +153,7 @@ class Folder:
                 texts,
                 scope_label=label,
                 period_label=period.label,
-                max_output_tokens=self.settings.compaction_max_output_tokens,
+                max_output_tokens=summary_text_tokens(self.settings),
             )
         except SummaryFailed as exc:
             model = exc.model or self.summariser.name
@@ -162,7 +170,8 @@ class Folder:
         entry = EntryIn(
             scope=bucket.scope, scope_ref=bucket.scope_ref,
             title=titled(result.title, period.label), summary=result.body,
-            tags=[TAG, *sorted(period.kinds)], importance=IMPORTANCE, source=EntrySource.COMPACTOR,
+            tags=_tags(period.kinds, result.tags), importance=IMPORTANCE,
+            source=EntrySource.COMPACTOR,
         )  # fmt: skip
         try:
             validation.check_entry(entry, by_compactor=True)
@@ -226,6 +235,13 @@ class Folder:
         self._charge(usage)
         self.models.update(result.model for result, _ in results)
         return created
+
+
+def _tags(kinds: set[str], names: Sequence[str]) -> list[str]:
+    """ "compactor", the kinds it folded, then the names it mentions while tags are left."""
+    tags = [TAG, *sorted(kinds)]
+    tags += [n for n in names if n not in tags][: limits.TAGS_MAX - len(tags)]
+    return tags
 
 
 def _totals(usage: Sequence[budget.Usage]) -> tuple[int, int]:

@@ -33,6 +33,22 @@ MAX_KINDS = limits.TAGS_MAX - 1
 # What one event adds to build_compaction_messages' user message besides its body, kind and
 # source: `<event n=… at=… kind= source=>`, newlines and `</event>` (77 bytes at most).
 EVENT_FRAMING_TOKENS = 20
+# A summary entry's heading, meta line (id, scope, date, tags) and provenance line: what
+# compaction_summary_max_tokens holds besides the summary's own text.
+ENTRY_FRAME_TOKENS = 150
+# A period holds at most this many times its summary's text bound of event text: the
+# built-in summariser keeps up to a third of what it reads, so a fact is not squeezed out
+# by the bound, and each entry stays small enough for several to fit one context.
+FOLD_RATIO = 3
+
+
+def summary_text_tokens(settings: Settings) -> int:
+    """The most tokens a summariser may write for one entry: the entry's bound less its frame,
+    and never more than one request may answer."""
+    return min(
+        settings.compaction_max_output_tokens,
+        settings.compaction_summary_max_tokens - ENTRY_FRAME_TOKENS,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +72,7 @@ class Period:
     last_at: datetime
     seqs: "array[int]" = field(default_factory=lambda: array("q"))  # 8 bytes per event
     kinds: set[str] = field(default_factory=set)
+    text_tokens: int = 0  # the events' own text, against the summary size bound
     # The texts to send, kept only while the bucket fits one period: a bigger bucket is
     # re-read period by period, so memory never holds more than one request's worth.
     texts: list[EventText] | None = None
@@ -115,6 +132,7 @@ class Planner:
     async def plan(self, bucket: Bucket) -> list[Period]:
         """The bucket's periods (streamed, DLP before any byte leaves); Skip or Gone."""
         limit = self.settings.compaction_max_input_tokens
+        fold = FOLD_RATIO * summary_text_tokens(self.settings)
         findings: Counter[str] = Counter()
         label = self.scope_label(bucket, findings)
         base = _request_base_tokens(label)
@@ -126,6 +144,7 @@ class Planner:
                 if findings and self.policy.dlp_mode is dlp.DlpMode.BLOCK:
                     continue  # blocked; keep counting what DLP finds for the problem line
                 tokens = _event_tokens(text)
+                text_tokens = estimate_tokens(text.body)
                 if base + tokens > limit:
                     raise Skip(
                         f"event {row.id} alone needs ~{base + tokens:,} prompt tokens, over "
@@ -133,6 +152,7 @@ class Planner:
                     )
                 if current is None or (
                     current.tokens + tokens > limit
+                    or (current.seqs and current.text_tokens + text_tokens > fold)
                     or (row.kind not in current.kinds and len(current.kinds) >= MAX_KINDS)
                 ):
                     if current is not None:
@@ -141,6 +161,7 @@ class Planner:
                     texts: list[EventText] | None = None if periods else []
                     current = Period(base, row.occurred_at, row.occurred_at, texts=texts)
                 current.tokens += tokens
+                current.text_tokens += text_tokens
                 current.last_at = row.occurred_at
                 current.seqs.append(row.seq)
                 current.kinds.add(row.kind)
@@ -237,7 +258,9 @@ class Planner:
 def _request_base_tokens(scope_label: str) -> int:
     """An upper bound of a compaction request's prompt tokens before its events."""
     longest_period = "0000-00-00 to 0000-00-00"
-    messages = build_compaction_messages([], scope_label=scope_label, period_label=longest_period)
+    messages = build_compaction_messages(
+        [], scope_label=scope_label, period_label=longest_period, max_summary_tokens=10**6
+    )
     return estimate_messages_tokens(messages) + 2  # "Events: 0" grows by up to 7 digits
 
 

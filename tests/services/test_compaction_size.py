@@ -1,0 +1,72 @@
+"""Compactor summaries bounded in size (compaction_summary_max_tokens): a long bucket folds
+into several small entries, every event once, each entry findable by the names it holds."""
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+
+from app.adapters.summarisers import BuiltinSummariser
+from app.config import Settings
+from app.services import compaction, context, entries, events
+from app.services.context_markdown import render_entry
+from app.services.policies import TenantPolicy
+from app.services.records import EntryFilter, EntrySource, EventIn, Scope
+from app.storage.models import entry_sources_table as src_t
+from app.storage.tenants import TenantDb
+from app.storage.transactions import read_transaction
+from app.tokens import estimate_tokens
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+PEOPLE = ["Dana Whitfield", "Sam Okafor", "Raj Patel"]
+
+
+def turn(i: int) -> str:
+    who = PEOPLE[i % len(PEOPLE)]
+    return (
+        f"{who}: Yesterday we agreed the Falcon budget line {i} at ${1000 + i * 17:,}, "
+        f"with the invoice PO-{40000 + i} due in {5 + i % 20} days; "
+        f"{PEOPLE[(i + 1) % len(PEOPLE)]} owns the follow-up for region {i % 7}."
+    )
+
+
+async def test_a_long_bucket_folds_into_entries_that_fit_three_to_a_context(
+    db: TenantDb, settings: Settings
+) -> None:
+    batch = [
+        EventIn(Scope.ENTITY, "acme", "chat_turn", turn(i),
+                occurred_at=NOW - timedelta(days=400 - i * 0.5))
+        for i in range(300)
+    ]  # fmt: skip
+    appended = await events.append_events(db, batch)
+    run = await compaction.run_compaction(
+        db, policy=TenantPolicy(db.tenant_id), summariser=BuiltinSummariser(),
+        settings=settings, trigger="cli", now=NOW,
+    )  # fmt: skip
+    assert run.events_compressed == 300 and not run.problems
+    assert len(run.entries_created) >= 4  # by period, not one entry for the bucket
+    shown = []
+    for entry_id in run.entries_created:
+        e = await entries.get_entry(db, entry_id)
+        assert e is not None
+        assert e.source is EntrySource.COMPACTOR and e.importance == 4
+        assert e.tags[:2] == ["compactor", "chat_turn"]
+        assert set(e.tags[2:]) <= {*PEOPLE, "Falcon"} and "Dana Whitfield" in e.tags
+        tokens = estimate_tokens(render_entry(e))
+        assert tokens <= settings.compaction_summary_max_tokens, (e.title, tokens)
+        shown.append(tokens)
+        # Self-contained, dated facts: "Yesterday" carries its absolute date.
+        assert "Yesterday (20" in e.summary
+    assert sum(sorted(shown)[:3]) < 2000
+    async with read_transaction(db.engine) as conn:
+        sources = Counter(r.event_id for r in await conn.execute(select(src_t.c.event_id)))
+    assert sources == Counter({a.event.id: 1 for a in appended})  # every event folded once
+
+    # Findable by tag, and three of them fit a 2,000-token context.
+    page = await entries.list_entries(db, EntryFilter(tags=["Sam Okafor"]), first=50, after=None)
+    assert page.edges and {e.node.id for e in page.edges} <= set(run.entries_created)
+    found = await context.load_context(
+        db, scope=Scope.ENTITY, scope_ref="acme", query="Falcon budget line",
+        max_tokens=2000, include_institutional=False, now=NOW,
+    )  # fmt: skip
+    assert len(found.entries) >= 3
