@@ -65,7 +65,7 @@ def test_the_first_session_creates_before_it_searches() -> None:
 
 
 def _wait_for(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while True:
         assert proc.poll() is None, log.read_text()
         try:

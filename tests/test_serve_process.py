@@ -17,7 +17,7 @@ import pytest
 from tests.support.servers import free_port, serving
 
 JET = Path(sys.executable).parent / "jet-memory"
-STARTUP_SECONDS = 20.0
+STARTUP_SECONDS = 120.0
 
 pytestmark = pytest.mark.slow
 

@@ -211,9 +211,11 @@ def test_compile_custom_accepts_safe_patterns() -> None:
     ids=["letters", "spaced-digits", "ats", "pluses", "assignments"],
 )
 def test_adversarial_input_stays_fast(text: str) -> None:
+    # Not a speed claim: linear scanning takes milliseconds, catastrophic backtracking on
+    # these inputs takes hours; the bound only has to tell the two apart on a busy machine.
     started = time.monotonic()
     scan(text, mode=DlpMode.REDACT)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 30
 
 
 _EMAILISH = st.from_regex(r"[a-z0-9._%+-]{1,12}@[a-z0-9-]{1,8}(\.[a-z]{2,4}){1,2}", fullmatch=True)

@@ -148,7 +148,8 @@ async def test_stall_past_timeout_is_retried_then_unavailable(
     started = time.monotonic()
     with pytest.raises(GatewayUnavailable, match="timed out") as info:
         await gw.complete(PROMPT, max_tokens=10)
-    assert 0.5 < time.monotonic() - started < 3
+    # At least the two attempts' deadlines; far less than the stalls (a busy machine adds).
+    assert 0.5 < time.monotonic() - started < 30
     assert len(fake.received) == 2 and len(sleeps.calls) == 1
     assert_safe(info.value)
 
@@ -164,7 +165,8 @@ async def test_a_trickled_answer_is_cut_at_the_attempt_deadline(
     started = time.monotonic()
     with pytest.raises(GatewayUnavailable, match="timed out after 1s") as info:
         await gw.complete(PROMPT, max_tokens=10)
-    assert 1.9 < time.monotonic() - started < 4
+    # At least the two attempts' deadlines; far less than the trickled answers (over a minute).
+    assert 1.9 < time.monotonic() - started < 30
     assert len(fake.received) == 2 and len(sleeps.calls) == 1
     assert_safe(info.value)
 

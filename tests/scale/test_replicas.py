@@ -61,7 +61,7 @@ from tests.support.servers import stop as stop_process
 pytestmark = pytest.mark.slow
 
 JET = Path(sys.executable).parent / "jet-memory"
-STARTUP_SECONDS = 30.0
+STARTUP_SECONDS = 120.0
 JOB_SECONDS = 60.0  # the most one compaction job is waited for (a few seconds here)
 MIN_EVENTS = 3  # JET_COMPACTION_MIN_EVENTS, set explicitly below
 AGE_DAYS = 90  # JET_COMPACTION_AGE_DAYS

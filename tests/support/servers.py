@@ -46,7 +46,7 @@ def serving(
     env: dict[str, str],
     cwd: Path,
     log: Path,
-    startup_seconds: float = 30,
+    startup_seconds: float = 120,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Run `argv` (a server listening at `url`) until /healthz answers; stop it after."""
     with log.open("wb") as out:

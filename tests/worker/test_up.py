@@ -36,7 +36,7 @@ def test_up_runs_redis_a_worker_and_the_api_and_ctrl_c_stops_them(tmp_path: Path
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         redis_port = None
         worker_seen = api_ok = False
         while not (worker_seen and api_ok):
