@@ -34,7 +34,7 @@ from typing import Any
 from alembic import command
 from sqlalchemy import create_engine, text
 
-from app.storage.migrate import alembic_config
+from app.storage.migrate import Kind, alembic_config
 from bench import context as cb
 from bench import data as bench_data
 from bench import events
@@ -178,23 +178,31 @@ def replay_phase(
     }
 
 
-def tenant_head(tree: Path) -> str:
-    """A tree's newest tenant migration (revision ids are zero-padded numbers here)."""
-    versions = (tree / "migrations" / "tenant" / "versions").glob("[0-9]*.py")
+def tenant_head(tree: Path, kind: str = "tenant") -> str:
+    """A tree's newest tenant (or control) migration (revision ids are zero-padded numbers)."""
+    versions = (tree / "migrations" / kind / "versions").glob("[0-9]*.py")
     return max(p.name.split("_", 1)[0] for p in versions)
 
 
-def align(data_dir: Path, revision: str) -> None:
-    """Every tenant database of the data at `revision`, by this tree's migrations, so that
-    an older tree's server opens data this tree made (a newer one upgrades it on open)."""
-    for path in sorted((data_dir / "tenants").glob("*.db")):
+def align_side(data_dir: Path, tree: Path) -> None:
+    """The data at `tree`'s migration heads: its control database and every tenant's."""
+    align(data_dir, tenant_head(tree))
+    align(data_dir, tenant_head(tree, "control"), kind="control")
+
+
+def align(data_dir: Path, revision: str, kind: Kind = "tenant") -> None:
+    """Every tenant database of the data (or the control database) at `revision`, by this
+    tree's migrations, so that an older tree's server opens data this tree made (a newer
+    one upgrades it on open)."""
+    paths = [data_dir / "control.db"] if kind == "control" else (data_dir / "tenants").glob("*.db")
+    for path in sorted(paths):
         engine = create_engine(f"sqlite:///{path}")
         try:
             with engine.begin() as conn:
                 current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
                 if current is None or current == revision:
                     continue
-                cfg = alembic_config("tenant")
+                cfg = alembic_config(kind)
                 cfg.attributes["connection"] = conn
                 move = command.downgrade if current > revision else command.upgrade
                 move(cfg, revision)
@@ -206,7 +214,7 @@ def one_side(run: Run, side: Side, a: argparse.Namespace, i: int, only: list[str
              requests: dict[str, list[dict[str, Any]]]) -> None:  # fmt: skip
     env = {} if a.search_cache else {"JET_SEARCH_CACHE_PAGES": "0"}
     log = run.work / f"server-{side.label}.log"
-    align(run.data_dir, tenant_head(side.tree))
+    align_side(run.data_dir, side.tree)
     with Server(data_dir=run.data_dir, log_path=log, env=env, tree=side.tree) as srv:
         for name in only:
             phase(run, srv, side, a, i, name, requests)
@@ -231,7 +239,7 @@ def together(run: Run, sides: list[Side], a: argparse.Namespace, only: list[str]
     for side in sides:
         side.data_dir = run.work / f"data-{side.label}"
         shutil.copytree(run.data_dir, side.data_dir)
-        align(side.data_dir, tenant_head(side.tree))
+        align_side(side.data_dir, side.tree)
     with contextlib.ExitStack() as stack:
         servers = [
             stack.enter_context(Server(data_dir=side.data_dir, env=env, tree=side.tree,
