@@ -41,7 +41,8 @@ async def restore_entry(
             ).scalar()
             if row is None and latest is None:
                 raise NotFound(["id"], f"no memory entry {entry_id!r}")
-            raise NotFound(["version"], f"entry {entry_id!r} has no earlier version {version}")
+            # The entry exists; its history does not hold that version: its state, a conflict.
+            raise Conflict(["version"], f"entry {entry_id!r} has no earlier version {version}")
         target = to_version(old)
         now = utcnow()
         values = {

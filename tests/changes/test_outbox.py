@@ -35,9 +35,11 @@ async def test_every_kind_of_change_is_announced_in_order_without_text(
         db, [EventIn(Scope.PROJECT, f"prj_{i}", "note", SECRET) for i in range(3)]
     )
     e = await entries.create_entry(db, EntryIn(Scope.TEAM, "usr_1", "ROAS", SECRET))
-    await entries.update_entry(db, e.id, EntryPatch(importance=5))
-    await entries.update_entry(db, e.id, EntryPatch())  # changes nothing: no announcement
-    await entries.delete_entry(db, e.id)
+    await entries.update_entry(db, e.id, EntryPatch(importance=5), by="key_outbox")
+    await entries.update_entry(
+        db, e.id, EntryPatch(), by="key_outbox"
+    )  # changes nothing: no announcement
+    await entries.delete_entry(db, e.id, by="key_outbox")
     seen = await changes.changes_after(db, start, limit=100)
     assert [(c.type, c.scope, c.scope_ref, c.object_id, c.version) for c in seen] == [
         (ChangeType.EVENT_APPENDED, Scope.ENTITY, "ent_acme", one.event.id, 1),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app.edge.openapi import openapi_document
 from tests.support.servers import jet_serve
 
 pytestmark = pytest.mark.slow
@@ -23,7 +24,9 @@ MAX_EXAMPLES = 25
 # with an array body (a header and the body's shape); occurredAt more than 24 hours after
 # now; an If-Match a coverage case draws as a bare string (schemathesis does not apply a
 # header's pattern there), or one naming a version the entry is not at (412: state, not
-# data). Anything else fails the test.
+# data); a webhook URL, whose acceptance depends on where its host resolves (DNS and the
+# operator's allowed networks), and a scopeRef filter given without its scope. Anything
+# else fails the test.
 ACCEPTED_REFUSALS = [
     "is not a valid cursor",
     "is not a cursor of this list",
@@ -32,7 +35,24 @@ ACCEPTED_REFUSALS = [
     "hours in the future",
     "If-Match must hold ETags of this API",
     "the entry has changed since that ETag",
+    "url refused:",
+    "url must be an http:// or https:// URL with a host",
+    "url must not",
+    "url is not a valid URL",
+    "scopeRef needs a scope",
 ]
+
+
+def _generator_flake(text: str) -> bool:
+    """schemathesis' own example generator failing inside Hypothesis (its FlakyFailure), before
+    any request is sent: a fault of the tool, not a failure the API can cause or fix."""
+    return "Runtime Error" in text and "Inconsistent results" in text
+
+
+def _history_of_a_deleted_entry(text: str) -> bool:
+    """A deleted entry's versions stay readable until it is erased (docs/erasure.md): by
+    design, not the "deleted resource still available" that schemathesis takes it for."""
+    return "Deleted resource still available" in text and "/versions" in text
 
 
 def test_schemathesis_finds_no_failure_on_a_real_server(tmp_path: Path) -> None:
@@ -56,11 +76,20 @@ def test_schemathesis_finds_no_failure_on_a_real_server(tmp_path: Path) -> None:
     unexpected = [
         text
         for text in failures
-        if "Schema-valid request rejected" not in text
-        or not any(reason in text for reason in ACCEPTED_REFUSALS)
+        if not _generator_flake(text)
+        and not _history_of_a_deleted_entry(text)
+        and (
+            "Schema-valid request rejected" not in text
+            or not any(reason in text for reason in ACCEPTED_REFUSALS)
+        )
     ]
     assert unexpected == [], "\n\n".join(unexpected)[:20_000]
     # It did test every operation, in every phase it runs by default.
     tested = re.search(r"Tested:\s+(\d+)", output)
-    assert tested is not None and int(tested.group(1)) == 10, output[-3000:]
+    operations = sum(
+        method in ("get", "post", "put", "patch", "delete")
+        for item in openapi_document()["paths"].values()
+        for method in item
+    )
+    assert tested is not None and int(tested.group(1)) == operations, output[-3000:]
     assert "Server Unavailable" not in output

@@ -56,7 +56,7 @@ async def test_restore_brings_back_an_earlier_version_as_a_new_one(db: TenantDb)
     top = (await history.versions(db, e.id, first=1, after=None)).edges[0].node
     assert (top.version, top.summary, top.change, top.changed_by) == (2, "v2", "restore", "key_b")
 
-    with pytest.raises(NotFound) as missing:
+    with pytest.raises(Conflict) as missing:
         await restore.restore_entry(db, e.id, 9, expected_version=None, by="k")
     assert missing.value.field == ["version"]
     with pytest.raises(NotFound) as nobody:

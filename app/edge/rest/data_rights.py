@@ -4,7 +4,7 @@ calling one service. Who asks is the request's API key."""
 
 from datetime import datetime
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -12,11 +12,14 @@ from app.deps import Container
 from app.edge.auth import requester
 from app.edge.rest.encoding import json_response
 from app.edge.rest.models import (
+    ONE_LINE_PATTERN,
+    SCOPE_RULE,
     BodyModel,
     MemoryEntry,
     QueryModel,
     ResponseModel,
     ScopeIn,
+    Whole,
     _limit,
     _utc,
 )
@@ -37,8 +40,8 @@ class PageQuery(QueryModel):
 class RestoreMemoryEntryInput(BodyModel):
     """POST /memory/{id}/restore: an earlier version's fields as a new version."""
 
-    version: int = Field(description="the earlier version to bring back", ge=1, lt=2**31)
-    expected_version: int | None = Field(
+    version: Whole = Field(description="the earlier version to bring back", ge=1, lt=2**31)
+    expected_version: Whole | None = Field(
         default=None, description="restore only if the entry (or, deleted, its last version) "
         "is at this version",
     )  # fmt: skip
@@ -47,10 +50,13 @@ class RestoreMemoryEntryInput(BodyModel):
 class EraseMemorySubjectInput(BodyModel):
     """POST /memory/erasures: erase every event and entry of (scope, scopeRef)."""
 
+    model_config = ConfigDict(json_schema_extra=SCOPE_RULE)
+
     scope: ScopeIn
     scope_ref: str | None = _limit(
-        maxLength=limits.REF_MAX_CHARS, description="absent for institutional, required otherwise"
-    )
+        maxLength=limits.REF_MAX_CHARS, pattern=ONE_LINE_PATTERN,
+        description="absent for institutional, required otherwise",
+    )  # fmt: skip
 
 
 RESTORE_IN = TypeAdapter(RestoreMemoryEntryInput)

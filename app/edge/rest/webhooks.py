@@ -5,7 +5,7 @@ POST /webhooks/{id}/deliveries/{deliveryId}/replay. The secret is in POST's answ
 """
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, TypeAdapter
 from starlette.requests import Request
@@ -22,6 +22,9 @@ from app.services.webhooks import Delivery, Endpoint, EndpointIn, EndpointPatch
 from app.storage.tenants import TenantDb
 
 _TYPES = "event.appended, entry.created, entry.updated, entry.deleted, compaction.finished"
+ChangeType = Literal[
+    "event.appended", "entry.created", "entry.updated", "entry.deleted", "compaction.finished"
+]
 # The services name a missing endpoint or delivery "id"/"deliveryId": REST's are in the path.
 _PATH_NAMES: dict[str, tuple[str, Where]] = {
     "id": ("id", "path"), "deliveryId": ("deliveryId", "path"),
@@ -34,9 +37,9 @@ class CreateWebhookEndpointInput(BodyModel):
     url: str = Field(
         description="http(s); refused if it resolves to a loopback, link-local or private "
         "address unless the operator allows it",
-        json_schema_extra={"maxLength": webhooks.URL_MAX_CHARS},
+        json_schema_extra={"maxLength": webhooks.URL_MAX_CHARS, "minLength": 1},
     )
-    types: list[str] | None = Field(
+    types: list[ChangeType] | None = Field(
         default=None, description=f"change types to send ({_TYPES}); absent or empty: all"
     )
     scope: ScopeIn | None = None
@@ -47,8 +50,8 @@ class CreateWebhookEndpointInput(BodyModel):
 class UpdateWebhookEndpointInput(BodyModel):
     """Fields to change (PATCH /webhooks/{id}); `enabled: true` resumes where it stopped."""
 
-    url: str | None = _limit(maxLength=webhooks.URL_MAX_CHARS)
-    types: list[str] | None = None
+    url: str | None = _limit(maxLength=webhooks.URL_MAX_CHARS, minLength=1)
+    types: list[ChangeType] | None = None
     description: str | None = _limit(maxLength=webhooks.DESCRIPTION_MAX_CHARS)
     enabled: bool | None = None
 
