@@ -15,13 +15,24 @@ from starlette.routing import Route
 
 from app import __version__
 from app.edge.limits import MAX_BODY_BYTES
+from app.edge.openapi_parts import (
+    HEADERS,
+    PROBLEMS,
+    REF,
+    _json,
+    _ok,
+    _query_parameters,
+    _ref,
+    _responses,
+    _untitled,
+)
+from app.edge.openapi_paths import _data_rights_paths, _webhook_paths
 from app.edge.rest import data_rights as rights
 from app.edge.rest import models as rest
 from app.edge.rest import webhooks as wh
 from app.edge.rest.problems import PROBLEM_JSON, Problem, ProblemError
 from app.services import limits
 
-REF = "#/components/schemas/{model}"
 # What parsing.if_match_versions takes: `*`, or ETags of this API (W/ is read as strong).
 IF_MATCH_PATTERN = r'^\s*(\*|(W/)?"\d{1,18}"(\s*,\s*(W/)?"\d{1,18}")*)\s*$'
 ONE_LINE_PATTERN = rest.ONE_LINE_PATTERN
@@ -83,114 +94,6 @@ The REST surface of Jet Memory, on the same services as GraphQL (`/graphql`).
   {limits.TAGS_MAX} tags of {limits.TAG_MAX_CHARS} characters, page {limits.PAGE_MAX},
   batch {limits.BATCH_MAX} events, search {limits.SEARCH_MAX_CHARS} characters.
 """
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": REF.format(model=name)}
-
-
-def _json(schema: dict[str, Any], media: str = "application/json") -> dict[str, Any]:
-    return {"content": {media: {"schema": schema}}}
-
-
-def _non_null(schema: dict[str, Any]) -> dict[str, Any]:
-    """A query parameter is absent rather than null: drop the null branch."""
-    variants = schema.get("anyOf")
-    if variants is None:
-        return schema
-    kept = [v for v in variants if v != {"type": "null"}]
-    rest_of = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
-    return {**rest_of, **kept[0]} if len(kept) == 1 else {**rest_of, "anyOf": kept}
-
-
-def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's generated property titles ("Scoperef"): the names say it better."""
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    return schema
-
-
-def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    params = []
-    for name, prop in schema["properties"].items():
-        prop = dict(prop)
-        description = prop.pop("description", None)
-        param: dict[str, Any] = {"name": name, "in": "query", "schema": _non_null(prop)}
-        if name in schema.get("required", ()):
-            param["required"] = True
-        # An empty value is refused on every route (parsing.parse_query): say so.
-        for text in (param["schema"], param["schema"].get("items", {})):
-            if text.get("type") == "string" and "enum" not in text:
-                text.setdefault("minLength", 1)
-        if description:
-            param["description"] = description
-        if param["schema"].get("type") == "array":
-            param["style"], param["explode"] = "form", True
-        params.append(param)
-    return params
-
-
-HEADERS = {
-    "ETag": {
-        "description": 'the entry\'s version as a strong ETag, e.g. "3"',
-        "schema": {"type": "string"},
-    },
-    "Location": {
-        "description": "where the new entry or event is read: /memory/{id}, /memory/events/{id}",
-        "schema": {"type": "string"},
-    },
-    "X-Request-Id": {
-        "description": "the request's id (yours, if you sent a sane X-Request-Id)",
-        "schema": {"type": "string"},
-    },
-}
-PROBLEMS = {
-    "BadRequest": "the request cannot be read: malformed JSON, a bad query parameter or header",
-    "Unauthorized": "missing, unknown or revoked API key",
-    "NotFound": "no such entry in this tenant",
-    "Conflict": "a stale expectedVersion, or an Idempotency-Key reused for another event",
-    "PreconditionFailed": "If-Match names a version the entry is no longer at",
-    "ContentTooLarge": f"the request body is over {MAX_BODY_BYTES} bytes",
-    "UnsupportedMediaType": "the body is not sent as application/json",
-    "TooManyRequests": "the API key is over its rate limit (per API process); see Retry-After",
-    "UnprocessableContent": "the body breaks a rule or a documented limit",
-    "InternalError": "a bug, or the tenant's database is corrupt (code "
-    "TENANT_DATABASE_CORRUPT); the requestId is in the log",
-    "ServiceUnavailable": "the tenant's database is locked by another process (code "
-    "TENANT_DATABASE_BUSY); see Retry-After",
-    "InsufficientStorage": "the tenant's database could not grow: disk full (code "
-    "TENANT_DATABASE_FULL); nothing was written",
-}
-STATUS_PROBLEM = {
-    400: "BadRequest",
-    401: "Unauthorized",
-    404: "NotFound",
-    409: "Conflict",
-    412: "PreconditionFailed",
-    413: "ContentTooLarge",
-    415: "UnsupportedMediaType",
-    422: "UnprocessableContent",
-    429: "TooManyRequests",
-    500: "InternalError",
-    503: "ServiceUnavailable",
-    507: "InsufficientStorage",
-}
-
-
-def _responses(ok: dict[str, Any], *problems: int) -> dict[str, Any]:
-    out = dict(ok)
-    # Any route may meet a tenant database that is busy, corrupt or full (500/503/507).
-    for status in sorted({401, 429, 500, 503, 507, *problems}):
-        out[str(status)] = {"$ref": f"#/components/responses/{STATUS_PROBLEM[status]}"}
-    return out
-
-
-def _ok(description: str, schema: dict[str, Any], *headers: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "headers": {h: {"$ref": f"#/components/headers/{h}"} for h in ("X-Request-Id", *headers)},
-        **_json(schema),
-    }
 
 
 @functools.cache
@@ -440,145 +343,6 @@ def openapi_document() -> dict[str, Any]:
             },
         },
     }
-
-
-def _data_rights_paths(entry_id: dict[str, Any], page: dict[str, Any]) -> dict[str, Any]:
-    """Entry history and erasure (docs/erasure.md)."""
-    event_id = {**entry_id, "schema": {"type": "string", "pattern": "^evt_[0-9a-z]{26}$"}}
-    return {
-        "/memory/{id}/versions": {
-            "parameters": [entry_id],
-            "get": {
-                "operationId": "listMemoryEntryVersions",
-                "summary": "Earlier versions of an entry (also a deleted one), newest first",
-                "parameters": _query_parameters(page),
-                "responses": _responses(
-                    {"200": _ok("a page of versions", _ref("MemoryEntryVersionList"))}, 400
-                ),
-            },
-        },
-        "/memory/{id}/restore": {
-            "parameters": [entry_id],
-            "post": {
-                "operationId": "restoreMemoryEntry",
-                "summary": "Bring back an earlier version as a new version",
-                "requestBody": {"required": True, **_json(_ref("RestoreMemoryEntryInput"))},
-                "responses": _responses(
-                    {"200": _ok("the restored entry", _ref("MemoryEntry"))},
-                    400,
-                    404,
-                    409,
-                    413,
-                    415,
-                    422,
-                ),  # fmt: skip
-            },
-        },
-        "/memory/erasures": {
-            "get": {
-                "operationId": "listMemoryErasures",
-                "summary": "This tenant's erasure receipts, newest first",
-                "parameters": _query_parameters(page),
-                "responses": _responses(
-                    {"200": _ok("a page of receipts", _ref("ErasureList"))}, 400
-                ),
-            },
-            "post": {
-                "operationId": "eraseMemorySubject",
-                "summary": "Erase every event, entry, folded summary and entry version of "
-                "(scope, scopeRef), in one transaction",
-                "description": f"At most {limits.ERASURE_EVENTS_MAX} events per request "
-                "(more is a 422 TOO_LARGE naming scopeRef); an operator erases more with "
-                "`jet-memory erase`.",
-                "requestBody": {"required": True, **_json(_ref("EraseMemorySubjectInput"))},
-                "responses": _responses(
-                    {"201": _ok("erased; the receipt", _ref("Erasure"))}, 400, 413, 415, 422
-                ),
-            },
-        },
-        "/memory/events/{id}": {
-            "parameters": [event_id],
-            "delete": {
-                "operationId": "eraseMemoryEvent",
-                "summary": "Erase one event (a summary that folded it is erased, its other "
-                "events released)",
-                "responses": _responses(
-                    {"200": _ok("erased; the receipt", _ref("Erasure"))}, 400, 404
-                ),
-            },
-        },
-    }
-
-
-def _webhook_paths(delivery_query: dict[str, Any]) -> dict[str, Any]:
-    """The /webhooks routes (docs/changes.md)."""
-    endpoint_id = {"name": "id", "in": "path", "required": True,
-                   "schema": {"type": "string", "pattern": "^whk_[0-9a-z]{26}$"}}  # fmt: skip
-    delivery_id = {"name": "deliveryId", "in": "path", "required": True,
-                   "schema": {"type": "string", "pattern": "^msg_[0-9a-z]{26}$"}}  # fmt: skip
-    request_id = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
-    deleted = {"204": {"description": "deleted, with its delivery log", "headers": request_id}}
-    return {
-        "/webhooks": {
-            "get": {
-                "operationId": "listWebhookEndpoints",
-                "summary": "This tenant's webhook endpoints (never their secrets)",
-                "responses": _responses({"200": _ok("the endpoints", _ref("WebhookEndpointList"))}),
-            },
-            "post": {
-                "operationId": "createWebhookEndpoint",
-                "summary": "Register an endpoint for the changes made from now on",
-                "description": "The answer holds the signing secret: the only time it is shown.",
-                "requestBody": {"required": True, **_json(_ref("CreateWebhookEndpointInput"))},
-                "responses": _responses(
-                    {"201": _ok("registered", _ref("CreatedWebhookEndpoint"), "Location")},
-                    400, 413, 415, 422,
-                ),
-            },
-        },
-        "/webhooks/{id}": {
-            "parameters": [endpoint_id],
-            "get": {
-                "operationId": "getWebhookEndpoint",
-                "summary": "Read an endpoint",
-                "responses": _responses({"200": _ok("the endpoint", _ref("WebhookEndpoint"))}, 404),
-            },
-            "patch": {
-                "operationId": "updateWebhookEndpoint",
-                "summary": "Change an endpoint; enabled: true resumes where it stopped",
-                "requestBody": {"required": True, **_json(_ref("UpdateWebhookEndpointInput"))},
-                "responses": _responses(
-                    {"200": _ok("the endpoint", _ref("WebhookEndpoint"))}, 400, 404, 413, 415, 422
-                ),
-            },
-            "delete": {
-                "operationId": "deleteWebhookEndpoint",
-                "summary": "Delete an endpoint and its delivery log",
-                "responses": _responses(deleted, 404),
-            },
-        },
-        "/webhooks/{id}/deliveries": {
-            "parameters": [endpoint_id],
-            "get": {
-                "operationId": "listWebhookDeliveries",
-                "summary": "An endpoint's delivery log, newest first",
-                "parameters": _query_parameters(delivery_query),
-                "responses": _responses(
-                    {"200": _ok("a page of deliveries", _ref("WebhookDeliveryList"))}, 400, 404
-                ),
-            },
-        },
-        "/webhooks/{id}/deliveries/{deliveryId}/replay": {
-            "parameters": [endpoint_id, delivery_id],
-            "post": {
-                "operationId": "replayWebhookDelivery",
-                "summary": "Send a delivery again, with the same webhook-id",
-                "responses": _responses(
-                    {"200": _ok("the delivery, due now", _ref("WebhookDelivery"))}, 404
-                ),
-            },
-        },
-    }  # fmt: skip
 
 
 async def _serve(_: Request) -> JSONResponse:
