@@ -4,7 +4,7 @@ the median of each figure per side, their ratio, and the acknowledged appends lo
 
 Usage: .venv/bin/python -m bench.ab --before REF [--after PATH_OR_REF] [--rounds 3]
        [--seconds 5] [--only appends,batches,events,search,context,context_plain]
-       [--events N] [--entries N]
+       [--events N] [--entries N] [--together] [--before-env NAME=VALUE] [--after-env ...]
 
 A ref is checked out as a git worktree under a temporary directory (removed at the end); the
 default --after is this tree, uncommitted changes included. The data (bench/data.py's datasets
@@ -70,6 +70,7 @@ class Side:
     acks: dict[str, dict[str, Path]] = field(default_factory=dict)  # workload -> run id -> dir
     figures: dict[str, list[float]] = field(default_factory=dict)  # figure -> one per round
     data_dir: Path | None = None  # --together: this side's copy of the data
+    env: dict[str, str] = field(default_factory=dict)  # --before-env / --after-env
 
 
 def git(*args: str, cwd: Path = ROOT) -> str:
@@ -212,7 +213,7 @@ def align(data_dir: Path, revision: str, kind: Kind = "tenant") -> None:
 
 def one_side(run: Run, side: Side, a: argparse.Namespace, i: int, only: list[str],
              requests: dict[str, list[dict[str, Any]]]) -> None:  # fmt: skip
-    env = {} if a.search_cache else {"JET_SEARCH_CACHE_PAGES": "0"}
+    env = {**({} if a.search_cache else {"JET_SEARCH_CACHE_PAGES": "0"}), **side.env}
     log = run.work / f"server-{side.label}.log"
     align_side(run.data_dir, side.tree)
     with Server(data_dir=run.data_dir, log_path=log, env=env, tree=side.tree) as srv:
@@ -242,7 +243,8 @@ def together(run: Run, sides: list[Side], a: argparse.Namespace, only: list[str]
         align_side(side.data_dir, side.tree)
     with contextlib.ExitStack() as stack:
         servers = [
-            stack.enter_context(Server(data_dir=side.data_dir, env=env, tree=side.tree,
+            stack.enter_context(Server(data_dir=side.data_dir, env={**env, **side.env},
+                                       tree=side.tree,
                                        log_path=run.work / f"server-{side.label}.log"))
             for side in sides if side.data_dir is not None
         ]  # fmt: skip
@@ -298,7 +300,18 @@ def main() -> None:
     p.add_argument(
         "--together", action="store_true", help="both sides at once, each on a copy of the data"
     )
+    for label in ("before", "after"):
+        p.add_argument(
+            f"--{label}-env", action="append", default=[], metavar="NAME=VALUE",
+            help=f"a setting of the {label} side's server (a fast-path switch...)",
+        )  # fmt: skip
     a = p.parse_args()
+    side_env: dict[str, dict[str, str]] = {}
+    for label in ("before", "after"):
+        pairs = getattr(a, f"{label}_env")
+        if bad := [x for x in pairs if "=" not in x]:
+            p.error(f"--{label}-env: expected NAME=VALUE, got {bad[0]!r}")
+        side_env[label] = dict(x.split("=", 1) for x in pairs)
     only = [w.strip() for w in a.only.split(",") if w.strip()]
     if unknown := set(only) - set(WORKLOADS):
         p.error(f"--only: unknown workloads {sorted(unknown)}; choose from {WORKLOADS}")
@@ -307,10 +320,14 @@ def main() -> None:
     run = Run(argparse.Namespace(data_dir=a.data_dir, quick=False, access_log=True, profile=False))
     trees = Trees()
     try:
-        sides = [Side("before", trees.get(a.before)), Side("after", trees.get(a.after))]
+        sides = [
+            Side("before", trees.get(a.before), env=side_env["before"]),
+            Side("after", trees.get(a.after), env=side_env["after"]),
+        ]
         for side in sides:
             where = app_of(side.tree, run.data_dir.parent)
-            print(f"{side.label}: {describe(side.tree)}; app from {where}", flush=True)
+            settings = "".join(f" {k}={v}" for k, v in side.env.items())
+            print(f"{side.label}: {describe(side.tree)}{settings}; app from {where}", flush=True)
         if len({migrations_digest(s.tree) for s in sides}) > 1:
             print(
                 "note: the trees' migrations differ: the data is made by this tree's code and "
@@ -341,6 +358,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "before": a.before, "after": a.after or str(ROOT), "rounds": a.rounds,
         "seconds": a.seconds, "figures": {s.label: s.figures for s in sides}, "appends": checks,
+        "settings": {s.label: s.env for s in sides}, "together": a.together,
     }  # fmt: skip
     out.write_text(json.dumps(report, indent=1))
     print(f"results: {out}")

@@ -26,6 +26,7 @@ from app.storage.group_commit import GroupCommitter
 from app.storage.sqlite.fastpath.dialect import OneHopDialect
 from app.storage.sqlite.fastpath.inline_reader import InlineReader
 from app.storage.sqlite.fastpath.search import WordCounts
+from app.storage.sqlite.fastpath.writer_lock import SUFFIX as WRITER_LOCK_SUFFIX
 from app.storage.transactions import read_statement, write_transaction
 
 log = logging.getLogger(__name__)
@@ -232,7 +233,7 @@ class TenantDatabases:
 
 
 def _unlink_database(path: Path) -> None:
-    for suffix in ("-wal", "-shm", "-journal", ""):
+    for suffix in ("-wal", "-shm", "-journal", WRITER_LOCK_SUFFIX, ""):
         Path(str(path) + suffix).unlink(missing_ok=True)
 
 

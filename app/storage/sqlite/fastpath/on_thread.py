@@ -11,6 +11,7 @@ import aiosqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.storage.sqlite.fastpath.writer_lock import WriterLockedConnection
 from app.storage.unavailable import classify
 
 _T = TypeVar("_T")
@@ -82,7 +83,16 @@ async def _on_thread(
 def _write_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
     # No ROLLBACK here: a transaction left open by an error is rolled back when the
     # connection goes back to the pool (OneHopDialect.do_rollback sees it open).
-    conn.execute("BEGIN IMMEDIATE")
-    result = fn(conn)
-    conn.execute("COMMIT")
+    if not isinstance(conn, WriterLockedConnection):
+        conn.execute("BEGIN IMMEDIATE")
+        result = fn(conn)
+        conn.execute("COMMIT")
+        return result
+    conn.lock_writers()
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        result = fn(conn)
+        conn.execute("COMMIT")
+    finally:
+        conn.unlock_writers()
     return result
