@@ -230,7 +230,7 @@ class Server:
         return [PYTHON, *serve]
 
     def _bench_command(self) -> list[str]:
-        # The same uvicorn settings as `jet-memory serve` (app/cli.py): uvicorn's default
+        # The same uvicorn settings as `jet-memory serve` (app/cli/server.py): uvicorn's default
         # loop (uvloop when installed) and HTTP parser, log level info, no proxy headers,
         # no server header, and the same logging (app/logs.py's text format, whose access
         # lines cost differently from uvicorn's own default formatter).

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from app import cli
-from app.cli_portability import Progress
+from app.cli.portability import Progress
 from app.config import Settings
 from app.deps import build
 from tests.services.portability_data import fill

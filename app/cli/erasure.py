@@ -7,17 +7,15 @@ receipt names "operator" as who asked.
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
 from typing import Any
 
+from app.cli.running import Run
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput
 from app.services import erasure
 from app.services import tenants as tenant_service
 from app.services.records import Scope
-
-Run = Callable[[Settings, Callable[[Container], Awaitable[int]]], int]
 
 
 def add_tenant_commands(tenants: Any, run: Run) -> None:

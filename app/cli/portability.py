@@ -5,20 +5,18 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
 
+from app.cli.running import Run
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput
 from app.services import portability, portability_import
 from app.services import tenants as tenant_service
 from app.services.records import Scope
-
-Run = Callable[[Settings, Callable[[Container], Awaitable[int]]], int]
 
 
 class Progress:

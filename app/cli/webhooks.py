@@ -5,14 +5,13 @@ The signing secret is printed once, by `add`."""
 import argparse
 from collections.abc import Awaitable, Callable
 
+from app.cli.running import Run
 from app.config import Settings
 from app.deps import Container
 from app.services import tenants, webhooks
 from app.services.records import Scope
 from app.services.webhooks import Endpoint, EndpointIn, EndpointPatch
 from app.storage.tenants import TenantDb
-
-Runner = Callable[[Settings, Callable[[Container], Awaitable[int]]], int]
 
 
 def _line(e: Endpoint) -> str:
@@ -22,7 +21,7 @@ def _line(e: Endpoint) -> str:
     return f"{e.id}\t{e.url}\t{types}\t{where}\t{state}"
 
 
-def _with_db(run: Runner, settings: Settings, tenant: str,
+def _with_db(run: Run, settings: Settings, tenant: str,
              fn: Callable[[Container, TenantDb], Awaitable[int]]) -> int:  # fmt: skip
     async def go(c: Container) -> int:
         row = await tenants.resolve_tenant(c.control, tenant)
@@ -32,7 +31,7 @@ def _with_db(run: Runner, settings: Settings, tenant: str,
     return run(settings, go)
 
 
-def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", run: Runner) -> None:
+def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", run: Run) -> None:
     w = sub.add_parser("webhooks", help="manage a tenant's webhook endpoints")
     ws = w.add_subparsers(dest="sub", required=True)
 

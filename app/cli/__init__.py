@@ -1,0 +1,36 @@
+"""The operator's CLI: `jet-memory serve | up | worker | migrate | dev | tenants | keys | …`.
+
+Every command builds the same Container as the API and calls the same services
+(app/cli/running.py). Secrets (API keys) are printed once, when created, and never again.
+One module per group of commands.
+"""
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from app import logs
+from app.cli import compact, erasure, portability, server, tenants, webhooks
+from app.cli.running import run
+from app.config import Settings
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="jet-memory", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    server.add_parsers(sub)
+    erasure.add_tenant_commands(tenants.add_parsers(sub), run)
+    compact.add_parsers(sub)
+    portability.add_parsers(sub, run)
+    erasure.add_commands(sub, run)
+    webhooks.add_commands(sub, run)
+    server.add_late_parsers(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    settings = Settings()
+    logs.configure(settings.log_level, settings.log_format)
+    fn: Callable[[Settings, Any], int] = args.fn
+    return fn(settings, args)
