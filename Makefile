@@ -97,11 +97,11 @@ POSTGRES_TESTS ?= tests/storage tests/services tests/graphql tests/edge
 # The GraphQL and edge suites again on stock Strawberry and SQLAlchemy paths (docs/fast-paths.md);
 # the real-process tests among them ran above.
 FAST_PATH_OFF_TESTS ?= tests/graphql tests/edge
-# Each pass runs on TEST_WORKERS pytest-xdist processes (auto: one per CPU; 0: in pytest's own
+# Each pass runs on TEST_WORKERS pytest-xdist processes (logical: one per CPU; 0: in pytest's own
 # process), each with its own temp dirs, Redis and PostgreSQL server; worksteal keeps them busy
 # to the end. Bytecode is compiled first: workers and the servers tests start then skip it
 # (docs/testing.md).
-TEST_WORKERS ?= auto
+TEST_WORKERS ?= logical
 XDIST := -n $(TEST_WORKERS) --dist worksteal
 test: $(STAMP) $(ASSETS) browser postgres
 	$(BIN)/python -m compileall -q app migrations tests >/dev/null
