@@ -97,14 +97,21 @@ POSTGRES_TESTS ?= tests/storage tests/services tests/graphql tests/edge
 # The GraphQL and edge suites again on stock Strawberry and SQLAlchemy paths (docs/fast-paths.md);
 # the real-process tests among them ran above.
 FAST_PATH_OFF_TESTS ?= tests/graphql tests/edge
+# Each pass runs on TEST_WORKERS pytest-xdist processes (logical: one per CPU; 0: in pytest's own
+# process), each with its own temp dirs, Redis and PostgreSQL server; worksteal keeps them busy
+# to the end. Bytecode is compiled first: workers and the servers tests start then skip it
+# (docs/testing.md).
+TEST_WORKERS ?= logical
+XDIST := -n $(TEST_WORKERS) --dist worksteal
 test: $(STAMP) $(ASSETS) browser postgres
+	$(BIN)/python -m compileall -q app migrations tests >/dev/null
 	JET_REQUIRE_BROWSER=$(or $(JET_REQUIRE_BROWSER),$(CAN_APT_INSTALL),0) \
 	JET_REQUIRE_POSTGRES=$(or $(JET_REQUIRE_POSTGRES),$(CAN_APT_INSTALL),0) \
-		$(BIN)/python -m pytest $(PYTEST_ARGS)
+		$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 	JET_REQUIRE_POSTGRES=$(or $(JET_REQUIRE_POSTGRES),$(CAN_APT_INSTALL),0) \
-		$(BIN)/python -m pytest --backend postgresql $(POSTGRES_TESTS) $(PYTEST_ARGS)
+		$(BIN)/python -m pytest $(XDIST) --backend postgresql $(POSTGRES_TESTS) $(PYTEST_ARGS)
 	JET_GRAPHQL_FAST_PATH=0 JET_SQLITE_FAST_PATH=0 \
-		$(BIN)/python -m pytest -m "not slow" $(FAST_PATH_OFF_TESTS) $(PYTEST_ARGS)
+		$(BIN)/python -m pytest $(XDIST) -m "not slow" $(FAST_PATH_OFF_TESTS) $(PYTEST_ARGS)
 
 # mypy over tests/ uses the relaxed section of pyproject.toml ([[tool.mypy.overrides]] tests.*).
 lint: $(STAMP)
