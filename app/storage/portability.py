@@ -7,10 +7,13 @@ Inserts only: the event log's immutability triggers refuse updates and deletes, 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 import orjson
 from sqlalchemy import (
+    JSON,
+    Boolean,
     ColumnElement,
     Select,
     String,
@@ -35,7 +38,7 @@ from app.storage.models import (
     llm_calls_table,
 )
 from app.storage.transactions import read_statement
-from app.storage.types import sqlite_text
+from app.storage.types import UTCDateTime, sqlite_text
 
 
 @dataclass(frozen=True)
@@ -133,28 +136,70 @@ async def table_pages(
     scope_ref: str | None,
     page_size: int,
     snapshot: AsyncConnection | None = None,
-) -> AsyncIterator[list[dict[str, Any]]]:
-    """The rows of table `name` (or of one scope), `page_size` at a time by keyset: each page
-    one bounded read, on `snapshot` (one read transaction for them all) or, without it, on
-    a connection of its own that is returned to the pool between pages."""
+) -> AsyncIterator[list[list[Any]]]:
+    """The rows of table `name` (or of one scope), `page_size` at a time by keyset, each row
+    the values of TableSpec.columns in order (timestamps as aware datetimes, JSON as lists,
+    booleans as bool): each page one bounded read, on `snapshot` (one read transaction for
+    them all) or, without it, on a connection of its own returned to the pool between pages."""
     spec = TABLES[name]
     n_key = len(spec.order if scope is None else spec.scoped_order or ())
+    width = len(spec.columns)
     after: tuple[Any, ...] | None = None
     while True:
         stmt = _page_statement(spec, scope, scope_ref, after).limit(page_size)
         if snapshot is not None:
-            rows = (await snapshot.execute(stmt)).all()
+            rows = await _page(snapshot, spec, stmt)
         else:
             async with read_statement(engine) as conn:
-                rows = (await conn.execute(stmt)).all()
+                rows = await _page(conn, spec, stmt)
         if not rows:
             return
-        width = len(spec.columns)
-        names = spec.columns
-        yield [dict(zip(names, r[:width], strict=True)) for r in rows]
+        yield [r[:width] for r in rows]
         if len(rows) < page_size:
             return
         after = tuple(rows[-1][width : width + n_key])
+
+
+async def _page(conn: AsyncConnection, spec: TableSpec, stmt: Select[Any]) -> list[list[Any]]:
+    if conn.dialect.name != "sqlite":
+        return [list(r) for r in (await conn.execute(stmt)).all()]
+    # SQLite: the driver's own tuples, and only the columns that need it converted (one
+    # C call a value): SQLAlchemy's per-row result processing was most of an export's
+    # time. The keyset bounds are bound back as the stored values they came from.
+    compiled = stmt.compile(dialect=conn.dialect)
+    params = compiled.construct_params()
+    args = tuple(params[k] for k in compiled.positiontup or ())
+    rows = (await conn.exec_driver_sql(str(compiled), args)).all()
+    decoders = _sqlite_decoders(spec)
+    out: list[list[Any]] = []
+    for r in rows:
+        values = list(r)
+        for i, decode in decoders:
+            if values[i] is not None:
+                values[i] = decode(values[i])
+        out.append(values)
+    return out
+
+
+@cache
+def _sqlite_decoders(spec: TableSpec) -> list[tuple[int, Any]]:
+    """(position, function) of the exported columns whose stored SQLite value is not the
+    Python value: UTCDateTime's naive UTC text, JSON text, 0/1 for booleans."""
+    out: list[tuple[int, Any]] = []
+    for i, name in enumerate(spec.columns):
+        type_ = spec.table.c[name].type
+        if isinstance(type_, UTCDateTime):
+            out.append((i, _aware_utc))
+        elif isinstance(type_, JSON):
+            out.append((i, orjson.loads))
+        elif isinstance(type_, Boolean):
+            out.append((i, bool))
+    return out
+
+
+def _aware_utc(value: str) -> datetime:
+    # The stored text is naive UTC (sqlite_text); the offset makes one parse aware.
+    return datetime.fromisoformat(value + "+00:00")
 
 
 async def stored(
@@ -214,15 +259,27 @@ def _sqlite_insert(spec: TableSpec) -> str:
 
 def _sqlite_row(spec: TableSpec, row: Mapping[str, Any]) -> tuple[Any, ...]:
     """The values UTCDateTime, JSON and Boolean bind on SQLite (tests hold them equal to
-    SQLAlchemy's through the round trip)."""
-    out: list[Any] = []
-    for name in spec.columns:
-        value = row[name]
-        if value.__class__ is datetime:
-            value = sqlite_text(value)
-        elif value.__class__ is list:
-            value = orjson.dumps(value).decode()
-        elif value.__class__ is bool:
-            value = int(value)
-        out.append(value)
-    return tuple(out)
+    SQLAlchemy's through the round trip); only those columns are looked at."""
+    values = [row[name] for name in spec.columns]
+    for i, encode in _sqlite_encoders(spec):
+        if values[i] is not None:
+            values[i] = encode(values[i])
+    return tuple(values)
+
+
+@cache
+def _sqlite_encoders(spec: TableSpec) -> list[tuple[int, Any]]:
+    out: list[tuple[int, Any]] = []
+    for i, name in enumerate(spec.columns):
+        type_ = spec.table.c[name].type
+        if isinstance(type_, UTCDateTime):
+            out.append((i, sqlite_text))
+        elif isinstance(type_, JSON):
+            out.append((i, _json_text))
+        elif isinstance(type_, Boolean):
+            out.append((i, int))
+    return out
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
