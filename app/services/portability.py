@@ -266,14 +266,13 @@ async def _records(
             db.engine, kind.table, scope=None if scope is None else scope.value,
             scope_ref=scope_ref, page_size=page_size, snapshot=conn,
         )  # fmt: skip
-        keys = ("record", *tables.TABLES[kind.table].columns)
         async for rows in pages:
             counts[kind.name] += len(rows)
-            dumps, name = orjson.dumps, kind.name
-            yield b"".join(
-                [dumps(dict(zip(keys, (name, *row), strict=True)), option=_OPTIONS) + b"\n"
-                 for row in rows]
-            )  # fmt: skip
+            yield b"".join(_line(kind.name, row) for row in rows)
+
+
+def _line(name: str, row: dict[str, Any]) -> bytes:
+    return orjson.dumps({"record": name, **row}, option=_OPTIONS) + b"\n"
 
 
 # ------------------------------------------------------------------------------ decoding

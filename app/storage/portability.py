@@ -6,7 +6,6 @@ Inserts only: the event log's immutability triggers refuse updates and deletes, 
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -136,70 +135,28 @@ async def table_pages(
     scope_ref: str | None,
     page_size: int,
     snapshot: AsyncConnection | None = None,
-) -> AsyncIterator[list[list[Any]]]:
-    """The rows of table `name` (or of one scope), `page_size` at a time by keyset, each row
-    the values of TableSpec.columns in order (timestamps as aware datetimes, JSON as lists,
-    booleans as bool): each page one bounded read, on `snapshot` (one read transaction for
-    them all) or, without it, on a connection of its own returned to the pool between pages."""
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """The rows of table `name` (or of one scope), `page_size` at a time by keyset: each page
+    one bounded read, on `snapshot` (one read transaction for them all) or, without it, on
+    a connection of its own that is returned to the pool between pages."""
     spec = TABLES[name]
     n_key = len(spec.order if scope is None else spec.scoped_order or ())
-    width = len(spec.columns)
     after: tuple[Any, ...] | None = None
     while True:
         stmt = _page_statement(spec, scope, scope_ref, after).limit(page_size)
         if snapshot is not None:
-            rows = await _page(snapshot, spec, stmt)
+            rows = (await snapshot.execute(stmt)).all()
         else:
             async with read_statement(engine) as conn:
-                rows = await _page(conn, spec, stmt)
+                rows = (await conn.execute(stmt)).all()
         if not rows:
             return
-        yield [r[:width] for r in rows]
+        width = len(spec.columns)
+        names = spec.columns
+        yield [dict(zip(names, r[:width], strict=True)) for r in rows]
         if len(rows) < page_size:
             return
         after = tuple(rows[-1][width : width + n_key])
-
-
-async def _page(conn: AsyncConnection, spec: TableSpec, stmt: Select[Any]) -> list[list[Any]]:
-    if conn.dialect.name != "sqlite":
-        return [list(r) for r in (await conn.execute(stmt)).all()]
-    # SQLite: the driver's own tuples, and only the columns that need it converted (one
-    # C call a value): SQLAlchemy's per-row result processing was most of an export's
-    # time. The keyset bounds are bound back as the stored values they came from.
-    compiled = stmt.compile(dialect=conn.dialect)
-    params = compiled.construct_params()
-    args = tuple(params[k] for k in compiled.positiontup or ())
-    rows = (await conn.exec_driver_sql(str(compiled), args)).all()
-    decoders = _sqlite_decoders(spec)
-    out: list[list[Any]] = []
-    for r in rows:
-        values = list(r)
-        for i, decode in decoders:
-            if values[i] is not None:
-                values[i] = decode(values[i])
-        out.append(values)
-    return out
-
-
-@cache
-def _sqlite_decoders(spec: TableSpec) -> list[tuple[int, Any]]:
-    """(position, function) of the exported columns whose stored SQLite value is not the
-    Python value: UTCDateTime's naive UTC text, JSON text, 0/1 for booleans."""
-    out: list[tuple[int, Any]] = []
-    for i, name in enumerate(spec.columns):
-        type_ = spec.table.c[name].type
-        if isinstance(type_, UTCDateTime):
-            out.append((i, _aware_utc))
-        elif isinstance(type_, JSON):
-            out.append((i, orjson.loads))
-        elif isinstance(type_, Boolean):
-            out.append((i, bool))
-    return out
-
-
-def _aware_utc(value: str) -> datetime:
-    # The stored text is naive UTC (sqlite_text); the offset makes one parse aware.
-    return datetime.fromisoformat(value + "+00:00")
 
 
 async def stored(
