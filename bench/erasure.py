@@ -1,7 +1,7 @@
 """Erasure and entry history: the time to erase a subject of `--subject-events` events
 among `--events` (SQLite, through the service: the deletes, the full-text merge and the
 checkpoint), and the cost of the versions write on an entry update (A/B in one run:
-updates with the write made a no-op, and with it; per-update medians).
+updates whose locked read writes no version, and the real ones; per-update medians).
 
 Usage: .venv/bin/python -m bench.erasure [--events 1000000] [--subject-events 10000]
        [--subjects 3] [--updates 300] [--rounds 10]
@@ -20,11 +20,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from app import ids
 from app.config import Settings
 from app.deps import build
 from app.services import entries, erasure, history, tenants
 from app.services.records import EntryIn, EntryPatch, Scope
+from app.storage.models import entries_table as en
 from app.storage.types import sqlite_text, utcnow
 from bench.context import insert_events
 
@@ -107,10 +110,12 @@ async def history_ab(args: argparse.Namespace, data_dir: Path) -> tuple[float, f
     """Median seconds per update without the versions write (A) and with it (B)."""
     settings = Settings(_env_file=None, data_dir=data_dir)
     c = await build(settings)
-    real_record = history.record
+    real_keep = history.keep_current
 
-    async def no_record(*_: Any, **__: Any) -> None:
-        return None
+    async def read_only(conn: Any, entry_id: str, **_: Any) -> Any:
+        # The update without history: the same locked read, no versions row written.
+        stmt = select(*entries.COLUMNS).where(en.c.id == entry_id).with_for_update()
+        return (await conn.execute(stmt)).first()
 
     a: list[float] = []
     b: list[float] = []
@@ -123,7 +128,7 @@ async def history_ab(args: argparse.Namespace, data_dir: Path) -> tuple[float, f
             ]
             for r in range(args.rounds):
                 for label, samples in (("A", a), ("B", b)) if r % 2 else (("B", b), ("A", a)):
-                    history.record = real_record if label == "B" else no_record
+                    history.keep_current = real_keep if label == "B" else read_only
                     for e in made:
                         started = time.perf_counter()
                         await entries.update_entry(
@@ -131,7 +136,7 @@ async def history_ab(args: argparse.Namespace, data_dir: Path) -> tuple[float, f
                         )
                         samples.append(time.perf_counter() - started)
     finally:
-        history.record = real_record
+        history.keep_current = real_keep
         await c.aclose()
     return statistics.median(a), statistics.median(b)
 

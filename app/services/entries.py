@@ -110,13 +110,25 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch, *, by: st
     history.check_actor(by)
     if not storable(entry_id):  # no id holds NUL
         raise NotFound(["id"], f"no memory entry {entry_id!r}")
+    values: dict[str, Any] = {}
+    if patch.title is not None:
+        values["title"] = patch.title
+    if patch.summary is not None:
+        values["summary"] = patch.summary
+    if patch.tags is not None:
+        values["tags"] = validation.normalize_tags(patch.tags)
+    if patch.importance is not None:
+        values["importance"] = patch.importance
+    now = utcnow()
     async with write_transaction(db.engine) as conn:
         # FOR UPDATE (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises writers): a
         # concurrent update waits here and then sees this one's version, so
         # expectedVersion is checked against what is really stored, never lost.
-        row = (
-            await conn.execute(select(*COLUMNS).where(en.c.id == entry_id).with_for_update())
-        ).first()
+        if values:  # the read also keeps the version replaced (rolled back if refused)
+            row = await history.keep_current(conn, entry_id, change="update", by=by, at=now)
+        else:
+            stmt = select(*COLUMNS).where(en.c.id == entry_id).with_for_update()
+            row = (await conn.execute(stmt)).first()
         if row is None:
             raise NotFound(["id"], f"no memory entry {entry_id!r}")
         current = to_entry(row)
@@ -125,26 +137,19 @@ async def update_entry(db: TenantDb, entry_id: str, patch: EntryPatch, *, by: st
                 ["expectedVersion"],
                 f"entry is at version {current.version}, not {patch.expected_version}",
             )
-        values: dict[str, Any] = {}
-        if patch.title is not None:
-            values["title"] = patch.title
-        if patch.summary is not None:
-            values["summary"] = patch.summary
-        if patch.tags is not None:
-            values["tags"] = validation.normalize_tags(patch.tags)
-        if patch.importance is not None:
-            values["importance"] = patch.importance
         if not values:
             return current
-        now = utcnow()
         values.update(updated_at=now, version=current.version + 1)
-        await history.record(conn, current, change="update", by=by, at=now)
-        done = await conn.execute(
-            update(en).where(en.c.id == entry_id, en.c.version == current.version).values(values)
-        )
-        if done.rowcount != 1:  # cannot happen with the row locked; never lose an update
+        row = (
+            await conn.execute(
+                update(en)
+                .where(en.c.id == entry_id, en.c.version == current.version)
+                .values(values)
+                .returning(*COLUMNS)
+            )
+        ).first()
+        if row is None:  # cannot happen with the row locked; never lose an update
             raise Conflict(["expectedVersion"], "entry changed meanwhile; read it again")
-        row = (await conn.execute(select(*COLUMNS).where(en.c.id == entry_id))).one()
         return to_entry(row)
 
 

@@ -14,11 +14,13 @@ from app.services import cursors, history, limits, validation
 from app.services.records import ErasureReceipt, Page, Scope, new_edge
 from app.storage.erasure import erasing_transaction, vacuum_tenant
 from app.storage.lists import in_list, storable
+from app.storage.models import changes_table as ch
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import entry_versions_table as ve
 from app.storage.models import erasures_table as er
 from app.storage.models import events_table as ev
+from app.storage.models import webhook_deliveries_table as wd
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows
 from app.storage.types import utcnow
@@ -63,6 +65,13 @@ async def erase_subject(
         folded = select(src.c.entry_id).where(src.c.event_id.in_(event_ids))
         own = select(en.c.id).where(en.c.scope == scope.value, _same_ref(en.c.scope_ref, scope_ref))
         entry_ids = [r[0] for r in await conn.execute(folded.union(own))]
+        await _erase_outbox(
+            conn,
+            or_(
+                and_(ch.c.scope == scope.value, _same_ref(ch.c.scope_ref, scope_ref)),
+                in_list(ch.c.object_id, entry_ids),
+            ),
+        )
         await conn.execute(delete(src).where(src.c.event_id.in_(event_ids)))
         events = (await conn.execute(delete(ev).where(subject))).rowcount
         counts = await _erase_entries(conn, entry_ids)
@@ -96,6 +105,7 @@ async def erase_event(db: TenantDb, event_id: str, *, by: str) -> ErasureReceipt
         entry_ids = sorted(
             {r[0] for r in await conn.execute(folded)} | ({found[2]} if found[2] else set())
         )
+        await _erase_outbox(conn, in_list(ch.c.object_id, [event_id, *entry_ids]))
         await conn.execute(delete(src).where(src.c.event_id == event_id))
         events = (await conn.execute(delete(ev).where(ev.c.id == event_id))).rowcount
         counts = await _erase_entries(conn, entry_ids)
@@ -103,6 +113,15 @@ async def erase_event(db: TenantDb, event_id: str, *, by: str) -> ErasureReceipt
             conn, target="event", scope=Scope(found[0]), scope_ref=found[1], event_id=event_id,
             events=events, entries=counts[0], versions=counts[1], released=counts[2], by=by,
         )  # fmt: skip
+
+
+async def _erase_outbox(conn: AsyncConnection, changes: Any) -> None:
+    """Delete the change-feed rows (and their webhook deliveries) that name the erased
+    events and entries. Run before the entries go, so the entry.deleted rows the erasure
+    itself writes stay: they tell listeners to drop their copies."""
+    ids = select(ch.c.id).where(changes).scalar_subquery()
+    await conn.execute(delete(wd).where(wd.c.change_id.in_(ids)))
+    await conn.execute(delete(ch).where(changes))
 
 
 async def _erase_entries(conn: AsyncConnection, entry_ids: list[str]) -> tuple[int, int, int]:

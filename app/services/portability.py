@@ -157,6 +157,12 @@ _MAX_LENGTHS = {k.name: tables.TABLES[k.table].max_lengths for k in KINDS}
 # What every backend's INTEGER holds (PostgreSQL's is 32-bit); counts are never negative.
 _INT_MAX = 2**31 - 1
 _TIMES = {k.name: [f for f, t in k.fields.items() if t.rstrip("?") == TIME] for k in KINDS}
+# Per kind: (field, type, base type, nullable, max length), worked out once.
+_FIELDS = {
+    k.name: [(f, t, t.rstrip("?"), t.endswith("?"), _MAX_LENGTHS[k.name].get(f))
+             for f, t in k.fields.items()]
+    for k in KINDS
+}  # fmt: skip
 
 
 def identity(kind: RecordKind, record: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -275,18 +281,32 @@ def _line(name: str, row: dict[str, Any]) -> bytes:
 def decode_fields(kind: RecordKind, line: dict[str, Any]) -> dict[str, Any]:
     """A record's fields as stored (timestamps as datetimes), each checked against its type;
     an unknown or missing field is an error naming it."""
+    if len(line) != len(kind.fields) + ("record" in line):
+        _check_unknown(kind, line)
+    out: dict[str, Any] = {}
+    for name, type_, base, nullable, limit in _FIELDS[kind.name]:
+        try:
+            value = line[name]
+        except KeyError:
+            _check_unknown(kind, line)  # an unknown field is named before a missing one
+            raise InvalidInput([name], f"{name} is missing") from None
+        if value is None and nullable:
+            out[name] = None
+            continue
+        # The common case inline (a plain ASCII string without NUL), the rest by _decode.
+        if base == TEXT and value.__class__ is str and value.isascii() and "\x00" not in value:
+            out[name] = value
+        else:
+            value = out[name] = _decode(name, type_, value)
+        if limit is not None and isinstance(value, str) and len(value) > limit:
+            raise TooLarge([name], f"{name} is longer than {limit} characters")
+    return out
+
+
+def _check_unknown(kind: RecordKind, line: dict[str, Any]) -> None:
     unknown = sorted(set(line) - set(kind.fields) - {"record"})
     if unknown:
         raise InvalidInput([unknown[0]], f"{unknown[0]} is not a field of a {kind.name} record")
-    out: dict[str, Any] = {}
-    lengths = _MAX_LENGTHS[kind.name]
-    for name, type_ in kind.fields.items():
-        if name not in line:
-            raise InvalidInput([name], f"{name} is missing")
-        value = out[name] = _decode(name, type_, line[name])
-        if name in lengths and isinstance(value, str) and len(value) > lengths[name]:
-            raise TooLarge([name], f"{name} is longer than {lengths[name]} characters")
-    return out
 
 
 def decode_verified(kind: RecordKind, line: dict[str, Any]) -> dict[str, Any]:

@@ -6,11 +6,13 @@ Inserts only: the event log's immutability triggers refuse updates and deletes, 
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from functools import cache
 from typing import Any
 
 import orjson
 from sqlalchemy import (
+    JSON,
+    Boolean,
     ColumnElement,
     Select,
     String,
@@ -35,7 +37,7 @@ from app.storage.models import (
     llm_calls_table,
 )
 from app.storage.transactions import read_statement
-from app.storage.types import sqlite_text
+from app.storage.types import UTCDateTime, sqlite_text
 
 
 @dataclass(frozen=True)
@@ -214,15 +216,27 @@ def _sqlite_insert(spec: TableSpec) -> str:
 
 def _sqlite_row(spec: TableSpec, row: Mapping[str, Any]) -> tuple[Any, ...]:
     """The values UTCDateTime, JSON and Boolean bind on SQLite (tests hold them equal to
-    SQLAlchemy's through the round trip)."""
-    out: list[Any] = []
-    for name in spec.columns:
-        value = row[name]
-        if value.__class__ is datetime:
-            value = sqlite_text(value)
-        elif value.__class__ is list:
-            value = orjson.dumps(value).decode()
-        elif value.__class__ is bool:
-            value = int(value)
-        out.append(value)
-    return tuple(out)
+    SQLAlchemy's through the round trip); only those columns are looked at."""
+    values = [row[name] for name in spec.columns]
+    for i, encode in _sqlite_encoders(spec):
+        if values[i] is not None:
+            values[i] = encode(values[i])
+    return tuple(values)
+
+
+@cache
+def _sqlite_encoders(spec: TableSpec) -> list[tuple[int, Any]]:
+    out: list[tuple[int, Any]] = []
+    for i, name in enumerate(spec.columns):
+        type_ = spec.table.c[name].type
+        if isinstance(type_, UTCDateTime):
+            out.append((i, sqlite_text))
+        elif isinstance(type_, JSON):
+            out.append((i, _json_text))
+        elif isinstance(type_, Boolean):
+            out.append((i, int))
+    return out
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()

@@ -14,11 +14,15 @@ from app.errors import InvalidInput, NotFound, TooLarge
 from app.services import compaction, entries, erasure, events, history
 from app.services.policies import TenantPolicy
 from app.services.records import EntryFilter, EntryIn, EntryPatch, EventFilter, EventIn, Scope
+from app.storage.models import changes_table as ch
 from app.storage.models import entry_sources_table as src
 from app.storage.models import entry_versions_table as ve
 from app.storage.models import events_table as ev
+from app.storage.models import webhook_deliveries_table as wd
+from app.storage.models import webhook_endpoints_table as we
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, write_transaction
+from app.storage.types import utcnow
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -178,3 +182,53 @@ async def test_no_trace_in_the_database_files(db: TenantDb, settings: Settings) 
             )
             assert hit.scalar_one() == 0
     assert all([await events.get_event(db, i) is not None for i in ids])
+
+
+async def _queue_every_change(db: TenantDb) -> None:
+    """One endpoint with a delivery of every change so far (as the worker's fan-out queues)."""
+    now = utcnow()
+    async with write_transaction(db.engine) as conn:
+        await conn.execute(we.insert().values(
+            id="whk_1", url="https://hooks.example.com/x", types=[], secret="s",
+            status="enabled", created_at=now, updated_at=now, cursor=0,
+        ))  # fmt: skip
+        rows = (await conn.execute(select(ch.c.id, ch.c.type))).all()
+        await conn.execute(wd.insert(), [
+            {"id": f"dlv_{i}", "endpoint_id": "whk_1", "change_id": i, "scope_key": "k",
+             "type": t, "payload": "{}", "status": "pending", "attempts": 0,
+             "next_attempt_at": now, "created_at": now}
+            for i, t in rows
+        ])  # fmt: skip
+
+
+async def test_erasure_takes_the_change_feed_rows_naming_what_it_erased(
+    db: TenantDb, settings: Settings
+) -> None:
+    a = await seed(db, "ent_a", [f"Acme call {i}" for i in range(3)])
+    b = await seed(db, "ent_b", [f"Beta call {i}" for i in range(3)])
+    await compact(db, settings)
+    own = await entries.create_entry(db, EntryIn(Scope.ENTITY, "ent_a", "Acme note", "x"))
+    await entries.update_entry(db, own.id, EntryPatch(summary="y"), by="key_1")
+    summary_a = (await events.get_event(db, a[0])).compressed_into  # type: ignore[union-attr]
+    summary_b = (await events.get_event(db, b[0])).compressed_into  # type: ignore[union-attr]
+    await _queue_every_change(db)
+    kept_b = await count(db, ch, ch.c.scope_ref == "ent_b")
+    assert await count(db, ch, ch.c.object_id.in_([*a, own.id, summary_a])) == 6
+
+    await erasure.erase_subject(db, Scope.ENTITY, "ent_a", by="key_1")
+
+    rows: Any = await read_rows(db.engine, select(ch.c.type, ch.c.object_id).where(
+        ch.c.scope_ref == "ent_a"))  # fmt: skip
+    # only the erasure's own announcements are left: they tell listeners to drop copies
+    assert sorted(rows) == sorted([("entry.deleted", own.id), ("entry.deleted", summary_a)])
+    assert await count(db, ch, ch.c.object_id.in_(a)) == 0
+    assert await count(db, ch, ch.c.scope_ref == "ent_b") == kept_b
+    delivered: Any = await read_rows(db.engine, select(wd.c.change_id))
+    left = {r[0] for r in await read_rows(db.engine, select(ch.c.id))}
+    assert delivered and {r[0] for r in delivered} <= left
+
+    await erasure.erase_event(db, b[1], by="key_1")  # its summary goes with it
+    assert await count(db, ch, ch.c.object_id == b[1]) == 0
+    assert await count(db, ch, ch.c.object_id == summary_b, ch.c.type != "entry.deleted") == 0
+    assert await count(db, ch, ch.c.object_id.in_([b[0], b[2]])) == 2
+    assert await count(db, wd, wd.c.change_id.notin_(select(ch.c.id))) == 0
