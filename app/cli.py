@@ -21,7 +21,8 @@ from app.errors import ExpectedError, InvalidInput
 from app.services import compaction, policies
 from app.services import tenants as tenant_service
 from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger
-from app.storage.control import TenantRow
+from app.storage.citus import CitusNotReady
+from app.storage.control import ControlDb, TenantRow
 
 DEV_TENANT = "dev"
 GATEWAY_KEY_ENV = "JET_GATEWAY_KEY"
@@ -46,10 +47,22 @@ def _run(settings: Settings, fn: Callable[[Container], Awaitable[int]]) -> int:
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from app import serve
 
+    if settings.database_url is not None:
+        # PostgreSQL: check the database (a Citus cluster's settings) before any API process
+        # starts, so a missing setting stops `serve` with its message (main, below).
+        asyncio.run(_check_database(settings))
     workers = serve.worker_count(settings.workers if args.workers is None else args.workers)
     return serve.run(
         settings, host=args.host or settings.host, port=args.port or settings.port, workers=workers
     )
+
+
+async def _check_database(settings: Settings) -> None:
+    control = ControlDb(settings)
+    try:
+        await control.migrate()
+    finally:
+        await control.aclose()
 
 
 def cmd_worker(settings: Settings, _: argparse.Namespace) -> int:
@@ -420,7 +433,12 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings()
     logs.configure(settings.log_level, settings.log_format)
     fn: Callable[[Settings, Any], int] = args.fn
-    return fn(settings, args)
+    try:
+        return fn(settings, args)
+    except CitusNotReady as exc:
+        # A cluster missing a setting the backend needs: one clear line, no traceback.
+        print(f"jet-memory: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
