@@ -188,7 +188,7 @@ async def test_a_tenant_moves_to_another_worker_while_it_is_served_and_compacted
                     r.status_code,
                     r.text,
                 )
-                refused[f"{r.status_code} {r.json().get('code')}"] += 1
+                refused[r.json()["errors"][0]["code"]] += 1
                 await asyncio.sleep(0.05)
 
     runs = Counter[str]()
@@ -280,7 +280,7 @@ async def test_a_worker_down_takes_only_its_tenants_down_with_a_retryable_answer
                 "/memory/events", json={**EVENT, "body": "during"}, headers=t.headers
             )
             assert r.status_code == 503 and r.headers["Retry-After"] == "1", r.text
-            assert r.json()["code"] == "TENANT_DATABASE_UNREACHABLE"
+            assert r.json()["errors"][0]["code"] == "TENANT_DATABASE_UNREACHABLE"
             r = await api.get("/memory", params={"search": "before"}, headers=t.headers)
             assert r.status_code == 503 and r.headers["Retry-After"] == "1", r.text
             g = await api.post(
@@ -307,6 +307,13 @@ async def test_a_worker_down_takes_only_its_tenants_down_with_a_retryable_answer
     assert not [rec for rec in caplog.records if rec.exc_info], "no traceback in the log"
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=asyncpg.InternalServerError,
+    reason="citus_add_node fails once tenant schemas exist: Citus 12.1 creates a tenant's "
+    "shell tables on the new node before its text search configuration jet_english, which "
+    "their generated search columns use (docs/cluster.md, Adding a worker)",
+)
 async def test_a_new_worker_takes_tenants_after_a_rebalance(
     cluster: CitusCluster, cluster_db: str, stack: Container, api: httpx.AsyncClient
 ) -> None:
