@@ -242,7 +242,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     missing = citus_missing()
     if missing is not None:
         raise SystemExit(f"bench.citus: {missing}")
-    tenants, entries = (20, 3) if args.quick else (100, 3)
+    tenants, entries = args.tenants or (20 if args.quick else 100), 3
     seconds = 3.0 if args.quick else 8.0
     move_events = args.move_events or (10_000 if args.quick else 100_000)
     results: dict[str, Any] = {"tenants": tenants, "clients": args.clients, "seconds": seconds}
@@ -291,6 +291,7 @@ def cli() -> None:
     p.add_argument("--quick", action="store_true", help="20 tenants, 3 s loads, 10,000-event move")
     p.add_argument("--clients", type=int, default=16, help="concurrent clients (default 16)")
     p.add_argument("--rounds", type=int, default=300, help="rounds of each single query")
+    p.add_argument("--tenants", type=int, help="tenants the load spreads over (100)")
     p.add_argument("--move-events", type=int, help="events of the moved tenant (100,000)")
     p.add_argument("--out", type=Path, help="also write the results as JSON here")
     args = p.parse_args()
