@@ -7,13 +7,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 ASSETS := assets/node_modules/.installed
 
-.PHONY: assets browser postgres serve test lint typecheck schema migrate bench clean help
+.PHONY: assets browser postgres serve test lint typecheck schema migrate bench clean help citus
 
 help:
 	@echo "make serve  - install, migrate, create a dev tenant, run the API and a worker (embedded Redis)"
 	@echo "make test   - install and run the whole test suite"
 	@echo "make browser - chromium (apt-get, as root on Debian) + playwright-core for the GraphiQL test"
 	@echo "make postgres - PostgreSQL 15 server binaries (apt-get, as root on Debian) for its backend's tests"
+	@echo "make citus  - build and install Citus from source (CITUS_SRC) for the cluster tests (docs/cluster.md)"
 	@echo "make lint   - ruff and mypy --strict"
 	@echo "make schema - regenerate schema.graphql from the code"
 	@echo "make bench  - run the benchmarks in bench/"
@@ -82,6 +83,48 @@ postgres:
 	else \
 		echo "note: PostgreSQL's server (/usr/lib/postgresql/*/bin/postgres) is missing and cannot be"; \
 		echo "      installed here (needs root, Debian, apt-get): the PostgreSQL tests will skip"; \
+	fi
+
+# The cluster tests (pytest -m citus, docs/cluster.md) need the Citus extension, which Debian does
+# not ship: built here from a Citus source (a git checkout or bare mirror, tag CITUS_REF) for
+# PostgreSQL PG_MAJOR, in a build directory outside the repo. Its build needs the server headers
+# and the libraries Debian's PostgreSQL was built with (lz4, zstd: pg_config.h turns them on);
+# with_llvm=no skips the JIT bitcode, a second compile of every file that the tests never use. Without a source it only says so,
+# and those tests skip; `make test` never builds it.
+CITUS_MIRROR := /work/.mirror/citusdata+citus/repo
+CITUS_SRC ?= $(if $(wildcard $(CITUS_MIRROR)),$(CITUS_MIRROR))
+CITUS_REF ?= v12.1.9
+CITUS_BUILD ?= $(abspath $(or $(TMPDIR),/tmp))/citus-build
+PG_MAJOR ?= 15
+PG_CONFIG ?= /usr/lib/postgresql/$(PG_MAJOR)/bin/pg_config
+CITUS_BUILD_DEPS := postgresql-server-dev-$(PG_MAJOR) libkrb5-dev liblz4-dev libzstd-dev
+citus: postgres
+	@if [ -z "$(CITUS_SRC)" ] || [ ! -e "$(CITUS_SRC)" ]; then \
+		echo "skip: no Citus source (set CITUS_SRC to a Citus git checkout or mirror); the citus tests will skip"; \
+	elif [ -f "$$($(PG_CONFIG) --pkglibdir 2>/dev/null)/citus.so" ]; then \
+		echo "Citus is already installed for PostgreSQL $(PG_MAJOR) ($$($(PG_CONFIG) --pkglibdir)/citus.so)"; \
+	else \
+		set -e; \
+		if ! dpkg -s $(CITUS_BUILD_DEPS) >/dev/null 2>&1; then \
+			if [ "$(CAN_APT_INSTALL)" = 1 ]; then \
+				echo "installing $(CITUS_BUILD_DEPS) with apt-get (to build Citus)"; \
+				export DEBIAN_FRONTEND=noninteractive; \
+				apt-get install -y --no-install-recommends $(CITUS_BUILD_DEPS) >/dev/null 2>&1 \
+				|| { apt-get update >/dev/null && apt-get install -y --no-install-recommends $(CITUS_BUILD_DEPS) >/dev/null; }; \
+			else \
+				echo "Citus needs $(CITUS_BUILD_DEPS) (apt-get, as root)"; exit 1; \
+			fi; \
+		fi; \
+		rm -rf "$(CITUS_BUILD)"; mkdir -p "$(CITUS_BUILD)"; \
+		if [ -d "$(CITUS_SRC)/.git" ]; then git -C "$(CITUS_SRC)" archive "$(CITUS_REF)" | tar -x -C "$(CITUS_BUILD)"; \
+		else git --git-dir="$(CITUS_SRC)" archive "$(CITUS_REF)" | tar -x -C "$(CITUS_BUILD)"; fi; \
+		echo "building Citus $(CITUS_REF) for PostgreSQL $(PG_MAJOR) in $(CITUS_BUILD)"; \
+		cd "$(CITUS_BUILD)"; \
+		./configure --without-libcurl PG_CONFIG=$(PG_CONFIG) >configure.log \
+			|| { tail -5 configure.log; exit 1; }; \
+		$(MAKE) -j$$(nproc) with_llvm=no >build.log 2>&1 || { tail -20 build.log; exit 1; }; \
+		$(MAKE) install with_llvm=no >install.log 2>&1 || { tail -20 install.log; exit 1; }; \
+		echo "Citus installed: $$($(PG_CONFIG) --pkglibdir)/citus.so"; \
 	fi
 
 serve: $(STAMP) $(ASSETS)

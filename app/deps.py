@@ -36,7 +36,11 @@ class Container:
 async def build(settings: Settings) -> Container:
     """Open the control database (migrated to head) and the tenant registry."""
     control = ControlDb(settings)
-    await control.migrate()
+    try:
+        await control.migrate()
+    except BaseException:
+        await control.aclose()  # a refused start (citus.CitusNotReady) leaves no pool open
+        raise
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
         shared[search_cache.KEY] = search_cache.SearchCache(settings.search_cache_pages)

@@ -81,3 +81,8 @@ class ExpectedErrors(Exception):
     def __init__(self, errors: Sequence[ExpectedError]) -> None:
         super().__init__("; ".join(e.message for e in errors))
         self.errors = list(errors)
+
+
+class Unavailable(Exception):
+    """A store cannot serve this request now (app/storage/unavailable.TenantUnavailable):
+    each surface answers it with its status and code, and logs one line, not a traceback."""

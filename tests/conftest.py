@@ -6,6 +6,9 @@ names one), a fresh database per test; tests that use no backend fixture (they c
 PostgreSQL) are deselected there. `make test` runs the storage, service and API
 tests on both backends. Tests marked `sqlite_only` (file modes, SQLite query plans, disk
 faults of a SQLite file) are skipped there; those marked `postgres_only` run only there.
+`--backend citus` runs the PostgreSQL pass on a Citus cluster (a coordinator and two workers,
+tests/support/citus_cluster.py), with the tests marked `citus` (cluster operations); without
+the extension installed (`make citus`) they skip, saying so.
 """
 
 import logging
@@ -14,6 +17,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -29,6 +33,9 @@ from app.services import tenants
 from app.storage import migrate
 from app.storage.tenants import TenantDb
 
+if TYPE_CHECKING:
+    from tests.support.citus_cluster import CitusCluster
+
 
 @dataclass
 class TenantFixture:
@@ -43,7 +50,7 @@ class TenantFixture:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--backend",
-        choices=["sqlite", "postgresql"],
+        choices=["sqlite", "postgresql", "citus"],
         default=os.environ.get("JET_TEST_BACKEND", "sqlite"),
         help="storage backend of the `settings` fixture (default: sqlite)",
     )
@@ -59,22 +66,40 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # A test that asks for none of these never reaches PostgreSQL, whatever --backend says.
-BACKEND_FIXTURES = frozenset({"postgres_server", "backend", "database_url"})
+BACKEND_FIXTURES = frozenset({"postgres_server", "backend", "database_url", "citus_cluster"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     backend = config.getoption("--backend")
-    other = "sqlite_only" if backend == "postgresql" else "postgres_only"
+    on_postgres = backend in ("postgresql", "citus")
+    other = "sqlite_only" if on_postgres else "postgres_only"
     skip = pytest.mark.skip(reason=f"{other}: not for --backend {backend}")
+    cluster_skip = _citus_skip(backend)
     for item in items:
         if other in item.keywords:
             item.add_marker(skip)
-    if backend == "postgresql":
+        if cluster_skip is not None and (item.get_closest_marker("citus") or backend == "citus"):
+            item.add_marker(cluster_skip)
+    if on_postgres:
         # The PostgreSQL pass runs what can reach PostgreSQL; the rest ran on SQLite already.
-        independent = [i for i in items if not BACKEND_FIXTURES & set(_fixtures(i))]
+        independent = [i for i in items if not _reaches_backend(i)]
         if independent:
             config.hook.pytest_deselected(items=independent)
-            items[:] = [i for i in items if BACKEND_FIXTURES & set(_fixtures(i))]
+            items[:] = [i for i in items if _reaches_backend(i)]
+
+
+def _citus_skip(backend: str) -> pytest.MarkDecorator | None:
+    """Why the Citus tests cannot run in this session, as a skip; None when they can."""
+    if backend != "citus":
+        return pytest.mark.skip(reason="Citus cluster test: runs with --backend citus")
+    from tests.support.citus_cluster import citus_missing
+
+    missing = citus_missing()
+    return None if missing is None else pytest.mark.skip(reason=f"Citus: {missing}")
+
+
+def _reaches_backend(item: pytest.Item) -> bool:
+    return bool(BACKEND_FIXTURES & set(_fixtures(item))) or bool(item.get_closest_marker("citus"))
 
 
 def _fixtures(item: pytest.Item) -> list[str]:
@@ -103,8 +128,24 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(backend: str) -> Iterator[str | None]:
-    """The session's PostgreSQL server URL (None on the SQLite backend)."""
+def citus_cluster(backend: str) -> Iterator["CitusCluster | None"]:
+    """The session's Citus cluster (--backend citus; else None)."""
+    if backend != "citus":
+        yield None
+        return
+    from tests.support.citus_cluster import CitusCluster
+
+    with CitusCluster(workers=2) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def postgres_server(backend: str, citus_cluster: "CitusCluster | None") -> Iterator[str | None]:
+    """The session's PostgreSQL server URL (None on the SQLite backend; the coordinator's
+    on Citus)."""
+    if citus_cluster is not None:
+        yield citus_cluster.url
+        return
     if backend != "postgresql":
         yield None
         return
@@ -117,14 +158,24 @@ def postgres_server(backend: str) -> Iterator[str | None]:
 
 
 @pytest.fixture
-async def database_url(postgres_server: str | None) -> AsyncIterator[str | None]:
-    """A fresh, empty PostgreSQL database for this test (None on SQLite)."""
+async def database_url(
+    postgres_server: str | None, citus_cluster: "CitusCluster | None"
+) -> AsyncIterator[str | None]:
+    """A fresh, empty PostgreSQL database for this test (None on SQLite; on Citus, on every
+    node of the cluster)."""
     if postgres_server is None:
         yield None
         return
     from tests.support.postgres_server import create_database, drop_database
 
     name = f"jet_test_{uuid.uuid4().hex[:16]}"
+    if citus_cluster is not None:
+        url = await citus_cluster.create_database(name)
+        try:
+            yield url
+        finally:
+            await citus_cluster.drop_database(name)
+        return
     url = await create_database(postgres_server, name)
     try:
         yield url

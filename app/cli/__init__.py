@@ -6,6 +6,7 @@ One module per group of commands.
 """
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ from app import logs
 from app.cli import compact, erasure, portability, server, tenants, webhooks
 from app.cli.running import run
 from app.config import Settings
+from app.storage.citus import CitusNotReady
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,4 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings()
     logs.configure(settings.log_level, settings.log_format)
     fn: Callable[[Settings, Any], int] = args.fn
-    return fn(settings, args)
+    try:
+        return fn(settings, args)
+    except CitusNotReady as exc:
+        # A cluster missing a setting the backend needs: one clear line, no traceback.
+        print(f"jet-memory: {exc}", file=sys.stderr)
+        return 2

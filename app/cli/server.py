@@ -12,6 +12,7 @@ from app.cli.running import run
 from app.config import Settings
 from app.deps import Container
 from app.services import tenants as tenant_service
+from app.storage.control import ControlDb
 
 DEV_TENANT = "dev"
 
@@ -19,10 +20,22 @@ DEV_TENANT = "dev"
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from app import serve
 
+    if settings.database_url is not None:
+        # PostgreSQL: check the database (a Citus cluster's settings) before any API process
+        # starts, so a missing setting stops `serve` with its message (app/cli/__init__.py).
+        asyncio.run(_check_database(settings))
     workers = serve.worker_count(settings.workers if args.workers is None else args.workers)
     return serve.run(
         settings, host=args.host or settings.host, port=args.port or settings.port, workers=workers
     )
+
+
+async def _check_database(settings: Settings) -> None:
+    control = ControlDb(settings)
+    try:
+        await control.migrate()
+    finally:
+        await control.aclose()
 
 
 def cmd_worker(settings: Settings, _: argparse.Namespace) -> int:

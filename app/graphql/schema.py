@@ -17,7 +17,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
 from app.config import Settings
-from app.errors import ExpectedError, ExpectedErrors
+from app.errors import ExpectedError, ExpectedErrors, Unavailable
 from app.graphql import fastpath
 from app.graphql.changes import ChangeSubscription
 from app.graphql.compaction import CompactionMutation, CompactionQuery
@@ -278,7 +278,16 @@ class UnexpectedLoggingSchema(strawberry.Schema):
         ctx = execution_context.context if execution_context else None
         request_id = getattr(ctx, "request_id", None)
         for error in errors:
-            if _should_mask(error):
+            if isinstance(error.original_error, Unavailable):
+                # Answered with its code and Retry-After (app/edge/graphql_view): one line.
+                log.warning(
+                    "tenant database unavailable in %s (request %s): %s",
+                    ".".join(str(p) for p in error.path or ()) or "operation",
+                    request_id,
+                    error.original_error,
+                    extra={"request_id": request_id},
+                )
+            elif _should_mask(error):
                 log.error(
                     "unexpected error in %s (request %s)",
                     ".".join(str(p) for p in error.path or ()) or "operation",

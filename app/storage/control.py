@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
-from app.storage import migrate, postgres
+from app.storage import citus, migrate, postgres
 from app.storage.control_models import api_keys_table as keys_t
 from app.storage.control_models import tenant_policies_table as policies_t
 from app.storage.control_models import tenant_removals_table as removals_t
@@ -69,7 +69,11 @@ class ControlDb:
             )
 
     async def migrate(self) -> bool:
+        """Bring the control tables to head; on PostgreSQL, first check a Citus cluster's
+        settings (raises citus.CitusNotReady naming what is missing)."""
         async with write_transaction(self._raw) as conn:
+            if self._schema is not None and await citus.check(conn) is not None:
+                await citus.keep_on_coordinator(conn)
             return await migrate.upgrade(conn, "control", self._schema)
 
     async def aclose(self) -> None:

@@ -12,6 +12,8 @@ opening a tenant (TenantDatabases.lease), of a query and of a commit alike.
 import sqlite3
 from typing import Literal
 
+from app.errors import Unavailable
+
 Reason = Literal["busy", "corrupt", "full", "unreachable"]
 
 # Primary result codes (the low byte of an extended code): https://sqlite.org/rescode.html
@@ -50,7 +52,7 @@ RETRY_AFTER: dict[Reason, int | None] = {
 }
 
 
-class TenantUnavailable(Exception):
+class TenantUnavailable(Unavailable):
     """The tenant's database cannot serve this request (nothing of it was written)."""
 
     def __init__(self, reason: Reason) -> None:

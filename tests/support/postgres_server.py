@@ -154,7 +154,8 @@ class PostgresServer:
 
     `bin_dir` defaults to `find_bin_dir()`. `port` defaults to a free one (retried if another
     process takes it first). `external_url` (or, unless `use_env` is False, the environment's
-    JET_TEST_POSTGRES_URL) means: start nothing and use that server.
+    JET_TEST_POSTGRES_URL) means: start nothing and use that server. `settings` are added to
+    SERVER_SETTINGS (`-c key=value` each).
     """
 
     def __init__(
@@ -166,6 +167,7 @@ class PostgresServer:
         use_env: bool = True,
         startup_seconds: float = 60.0,
         shutdown_seconds: float = 30.0,
+        settings: dict[str, str] | None = None,
     ) -> None:
         if external_url is None and use_env:
             external_url = os.environ.get(ENV_URL) or None
@@ -178,6 +180,8 @@ class PostgresServer:
         self.base_dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid: int | None = None
+        # Server settings on top of SERVER_SETTINGS (a Citus node preloads its library).
+        self.settings = {**SERVER_SETTINGS, **(settings or {})}
 
     # -- what the tests use ---------------------------------------------------------------
 
@@ -328,7 +332,7 @@ class PostgresServer:
             "-p", str(self.port),
             "-k", str(self.socket_dir),
         ]  # fmt: skip
-        for key, value in SERVER_SETTINGS.items():
+        for key, value in self.settings.items():
             argv += ["-c", f"{key}={value}"]
         with self.log_path.open("ab") as log:
             log.write(f"--- port {self.port}\n".encode())
