@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from app import cli_erasure, cli_portability, logs, webhooks_cli
+from app import cli_erasure, cli_portability, cli_search, logs, webhooks_cli
 from app.config import Settings
 from app.deps import Container, build
 from app.errors import ExpectedError, InvalidInput
@@ -409,6 +409,7 @@ def parser() -> argparse.ArgumentParser:
         "mcp", help="serve the MCP tools over stdio, forwarding to JET_URL with JET_API_KEY"
     ).set_defaults(fn=cmd_mcp)
     webhooks_cli.add_commands(sub, _run)
+    cli_search.add_commands(sub, _run)
     e = sub.add_parser("export-schema", help="print the GraphQL SDL (schema.graphql)")
     e.add_argument("-o", "--output", help="write to this file instead of stdout")
     e.set_defaults(fn=cmd_export_schema)

@@ -53,6 +53,30 @@ async def index_batch(db: TenantDb, embedder: Embedder, *, batch: int, owner: st
     return max(stored, len(rows))  # rows changed meanwhile are found again next batch
 
 
+async def keyword_only(db: TenantDb) -> bool:
+    """The tenant's switch: every search by words only, and nothing embedded."""
+    async with read_statement(db.engine) as conn:
+        return await vectors.keyword_only(conn)
+
+
+async def set_keyword_only(db: TenantDb, value: bool) -> None:
+    async with write_transaction(db.engine) as conn:
+        await vectors.set_keyword_only(conn, value)
+
+
+async def counts(db: TenantDb, model: str) -> tuple[int, int]:
+    """(entries embedded by `model` at their current version, entries)."""
+    async with read_statement(db.engine) as conn:
+        return await vectors.counts(conn, model)
+
+
+async def drop_other_models(db: TenantDb, model: str) -> int:
+    """Once every entry has a vector by `model`, those of an earlier model go: a changed
+    model is re-embedded in the background, searches using the new vectors as they come."""
+    async with write_transaction(db.engine) as conn:
+        return await vectors.drop_other_models(conn, model)
+
+
 async def catch_up(db: TenantDb, embedder: Embedder, *, batch: int, owner: str) -> int:
     """Embed every entry of `db` that needs it, batch by batch; how many batches ran."""
     batches = 0
@@ -131,5 +155,6 @@ class Indexer:
             async with read_statement(db.engine) as conn:
                 left: list[Any] = await vectors.pending(conn, embedder.model, 1)
             if not left and after is not None:
+                await drop_other_models(db, embedder.model)
                 self._caught_up[tenant_id] = (embedder.model, after)
             return batches

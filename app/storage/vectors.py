@@ -66,6 +66,12 @@ async def store(conn: AsyncConnection, model: str, rows: Sequence[tuple[int, int
     return stored
 
 
+async def drop_other_models(conn: AsyncConnection, model: str) -> int:
+    """Delete the vectors of every model but `model` (once `model` has caught up)."""
+    result = await conn.execute(delete(vec).where(vec.c.model != model))
+    return max(result.rowcount or 0, 0)
+
+
 async def bump_revision(conn: AsyncConnection) -> None:
     """Move the entries revision on: cached search pages were ranked without these vectors."""
     rev = entries_revision_table

@@ -118,3 +118,41 @@ def test_reciprocal_rank_fusion() -> None:
 )
 def test_entity_words_are_not_sent_to_the_embedder(text: str, entity: set[str], sent: str) -> None:
     assert " ".join(fusion._dense_text(text, entity).split()) == sent
+
+
+class Renamed:
+    """The local model under another name: what a changed model looks like to the indexer."""
+
+    def __init__(self, inner: Any, model: str) -> None:
+        self.inner, self.model, self.texts = inner, model, 0
+
+    async def embed(self, texts: Any) -> Any:
+        self.texts += len(texts)
+        return await self.inner.embed(texts)
+
+
+async def test_a_changed_model_is_re_embedded_in_the_background(
+    container: Container, db: TenantDb
+) -> None:
+    for e in [*OTHERS, PARAPHRASE]:
+        await entries.create_entry(db, e)
+    local = _semantic(container).embedder_for(db.tenant_id)
+    current: dict[str, Any] = {"embedder": Renamed(local, "model-a")}
+    _semantic(container).embedder_for = lambda _t: current["embedder"]
+    tick = container.indexer()
+    assert tick is not None
+    assert await tick.tick() >= 1 and current["embedder"].texts == len(OTHERS) + 1
+    assert await tick.tick() == 0  # caught up: nothing is embedded twice
+    current["embedder"] = Renamed(local, "model-b")
+    # Until model-b has embedded anything: keywords alone (model-a's vectors are not used).
+    assert await _search(db, QUESTION) == []
+    assert await tick.tick() >= 1 and current["embedder"].texts == len(OTHERS) + 1
+    assert (await _search(db, QUESTION))[0] == PARAPHRASE.title
+    async with read_statement(db.engine) as conn:
+        models = {m for (m,) in await conn.execute(select(entry_vectors_table.c.model))}
+    assert models == {"model-b"}
+    # The tenant's switch: the indexer embeds nothing for a keyword-only tenant.
+    await indexer.set_keyword_only(db, True)
+    await entries.create_entry(db, PARAPHRASE)
+    embedded = current["embedder"].texts
+    assert await tick.tick() == 0 and current["embedder"].texts == embedded
