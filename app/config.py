@@ -294,14 +294,14 @@ class Settings(BaseSettings):
         description="How often the background indexer looks for entries to embed, per process.",
     )
     fusion_k: int = Field(
-        default=10,
+        default=5,
         ge=1,
         le=1000,
         description="The reciprocal rank fusion constant: a hit at rank r on a side scores "
         "1 / (k + r). Tuned on the evaluation set (docs/search.md).",
     )
     fusion_depth: int = Field(
-        default=200,
+        default=100,
         ge=10,
         le=2000,
         description="How many hits of each ranking (keywords, meaning) a fused search ranks; "

@@ -26,8 +26,10 @@ from app.storage.transactions import read_statement
 # The fused search's settings in TenantDb.shared (made by app/deps.py).
 KEY = "semantic_search"
 ENTITY_WORDS_MAX = 8  # search words looked up as tags: each is one index probe
-# A tag named in the search adds this share of a first rank's fused score.
-TAG_BOOST_SHARE = 0.5
+TAG_ANSWERS_MAX = 65536  # of those probes' answers kept per process
+# A tag named in the search adds this share of a first rank's fused score (tuned with k on
+# the evaluation set's train split: docs/search.md).
+TAG_BOOST_SHARE = 1.0
 
 # (columns of memory_entries..., seq, rank) rows of the keyword ranking, best first.
 KeywordRows = Callable[[TenantDb, EntryFilter, int, int], Awaitable[list[Any]]]
@@ -39,12 +41,15 @@ class Semantic:
     and the process's caches of question vectors and tenants' vector matrices."""
 
     embedder_for: Callable[[str], Embedder | None]
-    k: int = 10
-    depth: int = 200
+    k: int = 5
+    depth: int = 100
     max_vectors: int = 200_000
+    tag_boost: float = TAG_BOOST_SHARE
     matrices: int = 4  # tenants whose vectors are kept in memory, least recent dropped
     queries: QueryVectors = field(default_factory=QueryVectors)
     _cache: "OrderedDict[str, _Matrix]" = field(default_factory=OrderedDict)
+    # (tenant, entries revision, scope, scopeRef, tag) -> whether an entry there carries it
+    _tags: "OrderedDict[tuple[Any, ...], bool]" = field(default_factory=OrderedDict)
 
 
 @dataclass(frozen=True)
@@ -99,22 +104,19 @@ async def fused_page(
     assert flt.search is not None
     words = search.words(flt.search, "search")
     hwm, offset = cursors.decode_search("entries-search", after)
-    target = fulltext.Target.of_engine(db.engine)
-    conds = _conds(flt, target)
     state = await reads.index_rows(db, vectors.SEARCH_STATE, {})
     if not state or state[0][1]:  # the tenant's switch (or no such row: keywords)
         return None
     matrix = await _matrix(db, sem, embedder.model, int(state[0][0]))
     if not len(matrix.seqs):
         return None  # nothing embedded yet: the keyword search, exactly
-    async with read_statement(db.engine) as conn:
-        if hwm is None:
+    if hwm is None:
+        async with read_statement(db.engine) as conn:
             hwm = int((await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar())
-        entity = await _entity_tags(conn, target, words, flt)
     if offset >= sem.depth:
         return Page([], has_next_page=False)
     keyword = await keyword_rows(db, flt, hwm, sem.depth)
-    dense = await _dense(db, sem, embedder, matrix, conds, hwm, _dense_text(flt.search, entity))
+    dense, entity = await dense_ranking(db, sem, embedder, matrix, flt, hwm)
     rows = {int(r[len(columns)]): r for r in keyword}
     missing = [seq for seq, _ in dense if seq not in rows]
     if missing:
@@ -126,6 +128,7 @@ async def fused_page(
     ranked = fuse(
         [int(r[len(columns)]) for r in keyword], [seq for seq, _ in dense], k=sem.k,
         boosted={s for s, e in entries.items() if entity and entity & set(e.tags)},
+        boost=sem.tag_boost,
     )  # fmt: skip
     ranked = [s for s in ranked if s in entries]  # an entry deleted meanwhile
     edges = []
@@ -141,9 +144,40 @@ async def fused_page(
     return Page(edges, has_next_page=len(ranked) > offset + first)
 
 
-def fuse(keyword: Sequence[int], dense: Sequence[int], *, k: int, boosted: set[int]) -> list[int]:
+async def dense_ranking(
+    db: TenantDb,
+    sem: Semantic,
+    embedder: Embedder,
+    matrix: "_Matrix",
+    flt: EntryFilter,
+    hwm: int,
+) -> tuple[list[tuple[int, float]], set[str]]:
+    """The dense side of `flt`'s search: (seq, similarity) nearest first, and the search's
+    words that are tags in its scope (left out of the embedded text)."""
+    assert flt.search is not None
+    target = fulltext.Target.of_engine(db.engine)
+    words = search.words(flt.search, "search")
+    entity = await _entity_tags(db, sem, matrix.revision, target, words, flt)
+    text = _dense_text(flt.search, entity)
+    return await _dense(db, sem, embedder, matrix, _conds(flt, target), hwm, text), entity
+
+
+async def current_matrix(db: TenantDb, sem: Semantic, model: str) -> "_Matrix":
+    """The tenant's vectors by `model` now (the evaluation's entry point)."""
+    state = await reads.index_rows(db, vectors.SEARCH_STATE, {})
+    return await _matrix(db, sem, model, int(state[0][0]))
+
+
+def fuse(
+    keyword: Sequence[int],
+    dense: Sequence[int],
+    *,
+    k: int,
+    boosted: set[int],
+    boost: float = TAG_BOOST_SHARE,
+) -> list[int]:
     """Reciprocal rank fusion: each id scores 1/(k + rank) on each side it is on (ranks from
-    1), plus TAG_BOOST_SHARE of a first rank's score when `boosted`; best first, ties by the
+    1), plus `boost` times a first rank's score when `boosted`; best first, ties by the
     keyword rank, then the newer entry."""
     scores: dict[int, float] = {}
     for ranking in (keyword, dense):
@@ -151,24 +185,42 @@ def fuse(keyword: Sequence[int], dense: Sequence[int], *, k: int, boosted: set[i
             scores[seq] = scores.get(seq, 0.0) + 1.0 / (k + rank)
     for seq in boosted:
         if seq in scores:
-            scores[seq] += TAG_BOOST_SHARE / (k + 1)
+            scores[seq] += boost / (k + 1)
     at = {seq: i for i, seq in enumerate(keyword)}
     return sorted(scores, key=lambda s: (-scores[s], at.get(s, len(at)), -s))
 
 
 async def _entity_tags(
-    conn: Any, target: fulltext.Target, words: Sequence[str], flt: EntryFilter
+    db: TenantDb,
+    sem: Semantic,
+    revision: int,
+    target: fulltext.Target,
+    words: Sequence[str],
+    flt: EntryFilter,
 ) -> set[str]:
     """The search's words (as written, or capitalised) that are tags of an entry in the
-    searched scope."""
+    searched scope; each answer kept until the tenant's entries change."""
     scope = None if flt.scope is None else flt.scope.value
     found: set[str] = set()
-    for word in words[:ENTITY_WORDS_MAX]:
-        for tag in dict.fromkeys([word, word.capitalize()]):
-            cond = fulltext.entries_tagged(target, [tag], scope, flt.scope_ref)
-            scoped = [cond] + ([en.c.scope == scope] if scope is not None else [])
-            if (await conn.execute(select(en.c.seq).where(*scoped).limit(1))).first():
-                found.add(tag)
+    tags = [t for w in words[:ENTITY_WORDS_MAX] for t in dict.fromkeys([w, w.capitalize()])]
+    unknown = []
+    for tag in tags:
+        known = sem._tags.get((db.tenant_id, revision, scope, flt.scope_ref, tag))
+        if known is None:
+            unknown.append(tag)
+        elif known:
+            found.add(tag)
+    if unknown:
+        async with read_statement(db.engine) as conn:
+            for tag in unknown:
+                cond = fulltext.entries_tagged(target, [tag], scope, flt.scope_ref)
+                scoped = [cond] + ([en.c.scope == scope] if scope is not None else [])
+                hit = (await conn.execute(select(en.c.seq).where(*scoped).limit(1))).first()
+                sem._tags[(db.tenant_id, revision, scope, flt.scope_ref, tag)] = hit is not None
+                if hit is not None:
+                    found.add(tag)
+        while len(sem._tags) > TAG_ANSWERS_MAX:
+            sem._tags.popitem(last=False)
     return found
 
 
@@ -228,7 +280,7 @@ async def _matrix(db: TenantDb, sem: Semantic, model: str, revision: int) -> _Ma
         sem._cache.move_to_end(db.tenant_id)
         return held
     async with read_statement(db.engine) as conn:
-        rows = await vectors.candidates(conn, model, [], hwm=2**62, limit=sem.max_vectors)
+        rows = await vectors.candidates(conn, model, [], hwm=None, limit=sem.max_vectors)
     seqs = np.fromiter((s for s, _ in rows), dtype=np.int64, count=len(rows))
     matrix = await asyncio.to_thread(from_blobs, [b for _, b in rows])
     held = _Matrix(model, revision, seqs, matrix)

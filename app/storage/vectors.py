@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, literal, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.storage.models import embedding_leases_table as lease
@@ -53,17 +53,22 @@ async def store(conn: AsyncConnection, model: str, rows: Sequence[tuple[int, int
     """Keep (seq, version, vector) rows whose entry is still at that version (one changed or
     deleted meanwhile is embedded again, or not at all); replaces older vectors. Idempotent:
     two processes storing the same row leave one. Returns how many were stored."""
-    stored = 0
-    for seq, version, blob in rows:
-        await conn.execute(delete(vec).where(vec.c.model == model, vec.c.entry_seq == seq))
-        current = select(
-            literal(model), en.c.seq, en.c.version, literal(blob, type_=vec.c.vector.type)
-        ).where(en.c.seq == seq, en.c.version == version)
-        result = await conn.execute(
-            insert(vec).from_select(["model", "entry_seq", "version", "vector"], current)
-        )
-        stored += max(result.rowcount or 0, 0)
-    return stored
+    if not rows:
+        return 0
+    seqs = [seq for seq, _, _ in rows]
+    now = dict(
+        tuple(r)
+        for r in await conn.execute(select(en.c.seq, en.c.version).where(en.c.seq.in_(seqs)))
+    )
+    keep = [
+        {"model": model, "entry_seq": seq, "version": version, "vector": blob}
+        for seq, version, blob in rows
+        if now.get(seq) == version
+    ]
+    await conn.execute(delete(vec).where(vec.c.model == model, vec.c.entry_seq.in_(seqs)))
+    if keep:
+        await conn.execute(insert(vec), keep)
+    return len(keep)
 
 
 async def drop_other_models(conn: AsyncConnection, model: str) -> int:
@@ -98,25 +103,28 @@ async def claim(conn: AsyncConnection, model: str, owner: str, seconds: float) -
 
 
 async def candidates(
-    conn: AsyncConnection, model: str, conds: Sequence[Any], *, hwm: int, limit: int
+    conn: AsyncConnection, model: str, conds: Sequence[Any], *, hwm: int | None, limit: int
 ) -> list[tuple[int, bytes]]:
     """(seq, vector) of the entries passing `conds` at or below `hwm` whose vector by
     `model` is of their current version: the newest `limit` of them."""
     stmt = (
         select(en.c.seq, vec.c.vector)
         .select_from(en.join(vec, vec.c.entry_seq == en.c.seq))
-        .where(vec.c.model == model, vec.c.version == en.c.version, en.c.seq <= hwm, *conds)
+        .where(vec.c.model == model, vec.c.version == en.c.version, *conds)
         .order_by(en.c.seq.desc())
         .limit(limit)
     )
+    if hwm is not None:
+        stmt = stmt.where(en.c.seq <= hwm)
     return [(int(s), bytes(b)) for s, b in await conn.execute(stmt)]
 
 
 # The entries revision and the keyword-only switch in one index-bounded read: what a search
 # reads before it knows whether to fuse.
-SEARCH_STATE = select(entries_revision_table.c.n, search_settings_table.c.keyword_only).where(
-    entries_revision_table.c.id == 1, search_settings_table.c.id == 1
-)
+SEARCH_STATE = select(
+    entries_revision_table.c.n,
+    select(search_settings_table.c.keyword_only).scalar_subquery(),
+).where(entries_revision_table.c.id == 1)
 
 
 async def keyword_only(conn: AsyncConnection) -> bool:

@@ -5,6 +5,7 @@ are per tenant and go with their entry, and the switches turn meaning off."""
 
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import func, select
 
@@ -156,3 +157,54 @@ async def test_a_changed_model_is_re_embedded_in_the_background(
     await entries.create_entry(db, PARAPHRASE)
     embedded = current["embedder"].texts
     assert await tick.tick() == 0 and current["embedder"].texts == embedded
+
+
+SEARCH = """
+query($search: String!, $keywordOnly: Boolean!) {
+  memoryEntries(filter: {search: $search, keywordOnly: $keywordOnly}, first: 3) {
+    edges { node { title } score matchedTerms similarity }
+  }
+}"""
+
+
+async def test_graphql_and_rest_explain_each_hit(container: Container, db: TenantDb) -> None:
+    from app.edge.app import create_app
+    from app.graphql.context import Context
+    from app.graphql.schema import schema
+
+    for e in [*OTHERS, PARAPHRASE]:
+        await entries.create_entry(db, e)
+    await _embed_all(container, db)
+    ctx = Context(container=container, db=db, request_id="test-request")
+    fused = await schema.execute(
+        SEARCH, variable_values={"search": QUESTION, "keywordOnly": False}, context_value=ctx
+    )
+    assert fused.errors is None and fused.data is not None
+    (top, *_) = fused.data["memoryEntries"]["edges"]
+    assert top["node"]["title"] == PARAPHRASE.title and top["matchedTerms"] == []
+    assert top["score"] == 0 and 0 < top["similarity"] <= 1
+    plain = await schema.execute(
+        SEARCH, variable_values={"search": "refund", "keywordOnly": True}, context_value=ctx
+    )
+    assert plain.data is not None
+    assert [e["similarity"] for e in plain.data["memoryEntries"]["edges"]] == [None]
+
+    tenant = await container.control.tenants()
+    key = await tenants_key(container, tenant[0].id)
+    transport = httpx.ASGITransport(app=create_app(container=container))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        headers = {"Authorization": f"Bearer {key}"}
+        r = await http.get("/memory", params={"search": QUESTION}, headers=headers)
+        assert r.status_code == 200, r.text
+        assert r.json()["items"][0]["title"] == PARAPHRASE.title
+        assert r.json()["items"][0]["similarity"] > 0
+        r = await http.get(
+            "/memory", params={"search": QUESTION, "keywordOnly": "true"}, headers=headers
+        )
+        assert r.status_code == 200 and r.json()["items"] == []
+
+
+async def tenants_key(container: Container, tenant_id: str) -> str:
+    from app.services import tenants
+
+    return (await tenants.create_key(container.control, tenant_id)).secret
