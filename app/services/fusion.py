@@ -263,13 +263,15 @@ def _nearest(
     mask = matrix.seqs <= hwm
     if allowed is not None:
         mask &= np.isin(matrix.seqs, allowed)
-    seqs, rows = matrix.seqs[mask], matrix.vectors[mask]
-    if not len(seqs):
+    # Every row is scored and the mask applied to the scores: selecting the rows first
+    # would copy the matrix for each search.
+    where = np.flatnonzero(mask)
+    if not len(where):
         return []
-    sims = rows @ query
+    sims = (matrix.vectors @ query)[where]
     top = np.argpartition(-sims, depth - 1)[:depth] if len(sims) > depth else np.arange(len(sims))
     order = top[np.argsort(-sims[top], kind="stable")]
-    return [(int(seqs[i]), float(sims[i])) for i in order]
+    return [(int(matrix.seqs[where[i]]), float(sims[i])) for i in order]
 
 
 async def _matrix(db: TenantDb, sem: Semantic, model: str, revision: int) -> _Matrix:
