@@ -50,6 +50,9 @@ class Semantic:
     _cache: "OrderedDict[str, _Matrix]" = field(default_factory=OrderedDict)
     # (tenant, entries revision, scope, scopeRef, tag) -> whether an entry there carries it
     _tags: "OrderedDict[tuple[Any, ...], bool]" = field(default_factory=OrderedDict)
+    # One read of a tenant's vectors at a time: concurrent searches after a change wait
+    # for it rather than each holding a copy.
+    _loading: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,14 @@ async def _matrix(db: TenantDb, sem: Semantic, model: str, revision: int) -> _Ma
     if held is not None and held.model == model and held.revision == revision:
         sem._cache.move_to_end(db.tenant_id)
         return held
+    async with sem._loading:
+        held = sem._cache.get(db.tenant_id)
+        if held is not None and held.model == model and held.revision == revision:
+            return held  # read meanwhile by the search this one waited for
+        return await _read_matrix(db, sem, model, revision)
+
+
+async def _read_matrix(db: TenantDb, sem: Semantic, model: str, revision: int) -> _Matrix:
     async with read_statement(db.engine) as conn:
         rows = await vectors.candidates(conn, model, [], hwm=None, limit=sem.max_vectors)
     seqs = np.fromiter((s for s, _ in rows), dtype=np.int64, count=len(rows))

@@ -208,3 +208,39 @@ async def tenants_key(container: Container, tenant_id: str) -> str:
     from app.services import tenants
 
     return (await tenants.create_key(container.control, tenant_id)).secret
+
+
+async def test_the_context_loader_fuses_too(container: Container, db: TenantDb) -> None:
+    from app.services import context
+
+    many = [
+        EntryIn(Scope.ENTITY, "acme", f"Banner request {i}", f"- design request {i}: new sizes",
+                importance=5)
+        for i in range(40)
+    ]  # fmt: skip
+    for e in [*many, PARAPHRASE]:
+        await entries.create_entry(db, e)
+
+    async def loaded() -> list[str]:
+        result = await context.load_context(
+            db, scope=Scope.ENTITY, scope_ref="acme", query=QUESTION,
+            max_tokens=400, include_institutional=False,
+        )  # fmt: skip
+        return [e.title for e in result.entries]
+
+    assert PARAPHRASE.title not in await loaded()  # words alone: it shares none
+    await _embed_all(container, db)
+    assert PARAPHRASE.title in await loaded()
+
+
+async def test_erasing_a_subject_removes_its_vectors(container: Container, db: TenantDb) -> None:
+    from app.services import erasure
+
+    await entries.create_entry(db, PARAPHRASE)
+    await entries.create_entry(db, EntryIn(Scope.ENTITY, "globex", "Other client", "- kept"))
+    await _embed_all(container, db)
+    await erasure.erase_subject(db, Scope.ENTITY, "acme", by="test")
+    async with read_statement(db.engine) as conn:
+        rows = await conn.execute(select(entry_vectors_table.c.entry_seq))
+        assert len(list(rows)) == 1  # globex's alone
+    assert await _search(db, QUESTION) in ([], ["Other client"])
