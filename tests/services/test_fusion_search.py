@@ -244,3 +244,21 @@ async def test_erasing_a_subject_removes_its_vectors(container: Container, db: T
         rows = await conn.execute(select(entry_vectors_table.c.entry_seq))
         assert len(list(rows)) == 1  # globex's alone
     assert await _search(db, QUESTION) in ([], ["Other client"])
+
+
+async def test_the_page_cache_and_the_question_vector_are_kept(
+    container: Container, db: TenantDb
+) -> None:
+    for e in [*OTHERS, PARAPHRASE]:
+        await entries.create_entry(db, e)
+    sem = _semantic(container)
+    counting = Renamed(sem.embedder_for(db.tenant_id), "counted")
+    sem.embedder_for = lambda _t: counting
+    await indexer.catch_up(db, counting, batch=64, owner="test")
+    embedded = counting.texts
+    first = await _search(db, QUESTION)
+    assert counting.texts == embedded + 1  # the question, once
+    assert await _search(db, QUESTION) == first  # a cached page: nothing embedded
+    await entries.create_entry(db, EntryIn(Scope.ENTITY, "acme", "Lunch", "- pasta"))
+    assert (await _search(db, QUESTION))[0] == PARAPHRASE.title  # searched again...
+    assert counting.texts == embedded + 1  # ...with the question's kept vector
