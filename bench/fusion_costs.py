@@ -101,7 +101,7 @@ async def run(args: argparse.Namespace) -> None:
     print(f"CPU per embedded entry (40 words, batch of 2000): "
           f"{(time.process_time() - t) / len(texts) * 1e6:.0f} µs")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(_env_file=None, data_dir=Path(tmp),  # type: ignore[call-arg]
+        settings = Settings(_env_file=None, data_dir=Path(tmp),
                             search_cache_pages=0)  # fmt: skip
         c = await build(settings)
         try:

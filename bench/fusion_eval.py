@@ -25,6 +25,7 @@ from app.config import Settings
 from app.deps import build
 from app.services import entries, fusion, indexer, tenants
 from app.services.records import EntryFilter, EntryIn, Scope
+from app.storage import fulltext
 from app.storage.models import entries_table as en
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement
@@ -70,7 +71,7 @@ async def rankings(
     keyword = await entries._keyword_rows(db, flt, hwm, DEPTH)
     n = len(entries.COLUMNS)
     aware, entity = await fusion.dense_ranking(db, sem, embedder, matrix, flt, hwm)
-    target = fusion.fulltext.Target.of_engine(db.engine)
+    target = fulltext.Target.of_engine(db.engine)
     plain = await fusion._dense(db, sem, embedder, matrix, fusion._conds(flt, target), hwm,
                                 q.question)  # fmt: skip
     tags = {int(r[n]): set(r[5]) for r in keyword}
@@ -103,7 +104,7 @@ async def run(quick: bool) -> dict[str, Any]:
         keep = [c for c in evalset.conversations if c in {"c00", "c01", "c07", "c08"}]
         evalset = evalset.only(keep or list(evalset.conversations)[:4])
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(_env_file=None, data_dir=Path(tmp))  # type: ignore[call-arg]
+        settings = Settings(_env_file=None, data_dir=Path(tmp))
         c = await build(settings)
         try:
             tenant, _ = await tenants.create_tenant(c.control, c.tenants, "eval")
