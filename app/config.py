@@ -282,8 +282,7 @@ class Settings(BaseSettings):
         default="local",
         description="What embeds entries for search by meaning (docs/search.md): `local`, the "
         "WordLlama model installed by `make` (CPU, in the API and worker processes), or `none` "
-        "(keyword search only). A tenant whose policy names an embeddings model uses its own "
-        "gateway instead.",
+        "(keyword search only).",
     )
     embed_batch: int = Field(
         default=64, ge=1, le=1000, description="Entries the background indexer embeds per batch."
