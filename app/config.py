@@ -278,6 +278,40 @@ class Settings(BaseSettings):
         le=1000,
         description="Live memoryChanged subscriptions one API key holds at once, per API process.",
     )
+    embedder: Literal["local", "none"] = Field(
+        default="local",
+        description="What embeds entries for search by meaning (docs/search.md): `local`, the "
+        "WordLlama model installed by `make` (CPU, in the API and worker processes), or `none` "
+        "(keyword search only).",
+    )
+    embed_batch: int = Field(
+        default=64, ge=1, le=1000, description="Entries the background indexer embeds per batch."
+    )
+    embed_interval_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        description="How often the background indexer looks for entries to embed, per process.",
+    )
+    fusion_k: int = Field(
+        default=5,
+        ge=1,
+        le=1000,
+        description="The reciprocal rank fusion constant: a hit at rank r on a side scores "
+        "1 / (k + r). Tuned on the evaluation set (docs/search.md).",
+    )
+    fusion_depth: int = Field(
+        default=100,
+        ge=10,
+        le=2000,
+        description="How many hits of each ranking (keywords, meaning) a fused search ranks; "
+        "a fused search pages through at most this many.",
+    )
+    fusion_max_vectors: int = Field(
+        default=200_000,
+        ge=1,
+        description="Most entry vectors one fused search scores (the newest first); beyond "
+        "them, entries are found by their words only.",
+    )
 
     @field_validator("webhook_allowed_networks")
     @classmethod

@@ -4,11 +4,14 @@ The API (lifespan), the worker and the CLI each build one `Container`; tests bui
 on a temp dir. Nothing is created at import time.
 """
 
+import functools
 from dataclasses import dataclass, field
 
+from app.adapters import embedders
 from app.config import Settings
-from app.services import search_cache
+from app.services import fusion, search_cache
 from app.services.change_feeds import ChangeFeeds
+from app.services.indexer import Indexer
 from app.services.ratelimit import RateLimiter
 from app.services.tenants import Authenticator
 from app.storage.control import ControlDb
@@ -25,6 +28,17 @@ class Container:
     limiter: RateLimiter = field(default_factory=lambda: RateLimiter(0, 1))
     # Live memoryChanged subscriptions of this process (app/services/change_feeds.py).
     feeds: ChangeFeeds | None = None
+    # Search by meaning (app/services/fusion.py); None: keywords only (JET_EMBEDDER=none).
+    semantic: fusion.Semantic | None = None
+
+    def indexer(self) -> Indexer | None:
+        """The background indexer over this container's tenants (the API starts it)."""
+        if self.semantic is None:
+            return None
+        return Indexer(
+            self.control, self.tenants, self.semantic.embedder_for,
+            batch=self.settings.embed_batch, interval=self.settings.embed_interval_seconds,
+        )  # fmt: skip
 
     async def aclose(self) -> None:
         if self.feeds is not None:
@@ -44,6 +58,9 @@ async def build(settings: Settings) -> Container:
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
         shared[search_cache.KEY] = search_cache.SearchCache(settings.search_cache_pages)
+    semantic = _semantic(settings)
+    if semantic is not None:
+        shared[fusion.KEY] = semantic
     tenants = TenantDatabases(settings, shared=shared)
     return Container(
         settings=settings,
@@ -56,4 +73,23 @@ async def build(settings: Settings) -> Container:
             poll=settings.subscription_poll_seconds,
             per_key=settings.subscriptions_per_key,
         ),
+        semantic=semantic,
     )
+
+
+@functools.cache
+def _local_embedder() -> embedders.LocalEmbedder | None:
+    # Loaded once per process, at the first container that asks: the model is read-only.
+    return embedders.load_local()
+
+
+def _semantic(settings: Settings) -> fusion.Semantic | None:
+    if settings.embedder == "none":
+        return None
+    local = _local_embedder()
+    if local is None:
+        return None
+    return fusion.Semantic(
+        embedder_for=lambda _tenant: local, k=settings.fusion_k, depth=settings.fusion_depth,
+        max_vectors=settings.fusion_max_vectors,
+    )  # fmt: skip

@@ -51,6 +51,9 @@ ENTRY_SEARCH_CACHE = Counter(
 ENTRY_SEARCH_CACHE_EVICTIONS = Counter(
     "jet_entry_search_cache_evictions", "Search pages dropped to keep the cache within its size."
 )
+ENTRIES_EMBEDDED = Counter(
+    "jet_entries_embedded", "Entry vectors the background indexer stored (app/services/indexer.py)."
+)
 
 COMPACTION_RUNS = Counter("jet_compaction_runs", "Compaction runs finished, by status.",
                           ["status", "trigger"])  # fmt: skip

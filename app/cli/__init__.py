@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app import logs
-from app.cli import compact, erasure, portability, server, tenants, webhooks
+from app.cli import compact, erasure, portability, search, server, tenants, webhooks
 from app.cli.running import run
 from app.config import Settings
 from app.storage.citus import CitusNotReady
@@ -26,6 +26,7 @@ def parser() -> argparse.ArgumentParser:
     portability.add_parsers(sub, run)
     erasure.add_commands(sub, run)
     webhooks.add_commands(sub, run)
+    search.add_commands(sub, run)
     server.add_late_parsers(sub)
     return p
 

@@ -64,6 +64,10 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         metrics.forget_dead_processes()
         if owned:
             holder["c"] = await build(settings)
+        indexer = holder["c"].indexer() if owned else None
+        if indexer is not None:
+            indexer.start()  # embeds entries in the background, off every request
+        if owned:
             # Everything alive now (modules, the schema, the container) lives as long as
             # the server: out of the collector's sight, a full collection scans only what
             # requests allocate (docs/benchmarks.md has the pauses this avoids).
@@ -72,6 +76,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         try:
             yield
         finally:
+            if indexer is not None:
+                await indexer.aclose()
             if owned:
                 gc.unfreeze()
                 await holder.pop("c").aclose()

@@ -107,6 +107,7 @@ async def resolve_memory_entries(
     flt = EntryFilter(
         scope=f.scope, scope_ref=f.scope_ref, tags=f.tags, search=f.search,
         min_importance=f.min_importance, sources=f.sources, min_score=f.min_score,
+        keyword_only=f.keyword_only,
     )  # fmt: skip
     try:
         page = await entries.list_entries(

@@ -207,6 +207,12 @@ class MemoryEntryEdge:
         description="which of the search's words the entry contains (stop words are not\n"
         "searched); null when not searching"
     )
+    similarity: float | None = strawberry.field(
+        default=None,
+        description="with a search fused with meaning: the cosine similarity (-1 to 1) of\n"
+        "the entry's embedding to the question's; null for keyword-only searches and for\n"
+        "entries not embedded yet (found by their words alone)",
+    )
 
 
 @strawberry.type
@@ -290,6 +296,12 @@ class MemoryEntryFilter:
         description="with search: only entries whose score is at least this (0 to 1); a\n"
         "page may then hold fewer than `first` edges: follow pageInfo until hasNextPage\n"
         "is false",
+    )
+    keyword_only: bool = strawberry.field(
+        default=False,
+        description="with search: rank by words only, not fused with the entries' meaning\n"
+        "(a tenant can also turn meaning off for every search); a fused search pages\n"
+        "through its best JET_FUSION_DEPTH hits",
     )
 
 

@@ -7,6 +7,7 @@ answer (app/services/evidence.py). Weights tuned by bench/tune_context.py and
 bench/context_eval.py; budget rules in docs/context.md.
 """
 
+import dataclasses
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import InvalidInput
-from app.services import entries, evidence, search, search_cache, validation
+from app.services import context_fusion, entries, evidence, search, search_cache, validation
 from app.services.context_markdown import cut_to_fit, render_entry, render_event
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
@@ -197,21 +198,48 @@ async def _kept_candidates(
     this call. The revision is the first read of this call's read transaction, so on
     SQLite the entries read after it are of the very same snapshot."""
     cache = db.shared.get(search_cache.KEY)
-    if query is None or not isinstance(cache, search_cache.SearchCache):
+    if query is None:
         return await candidates(conn, scopes=scopes, query=query, limit=limit)
+    if not isinstance(cache, search_cache.SearchCache):
+        return await _fused(db, conn, scopes, query, limit)
     revision = (await conn.execute(search_cache.REVISION)).scalar_one_or_none()
     if revision is None:  # no revision row (removed by hand): nothing can be kept
-        return await candidates(conn, scopes=scopes, query=query, limit=limit)
+        return await _fused(db, conn, scopes, query, limit)
     key = (
         "context", db.tenant_id, tuple((s.value, r) for s, r in scopes),
         tuple(search.words(query, "query")), limit,
     )  # fmt: skip
     found = cache.get_value(key, revision)
     if found is None:
-        found = tuple(await candidates(conn, scopes=scopes, query=query, limit=limit))
+        found = tuple(await _fused(db, conn, scopes, query, limit))
         if len(found) <= KEEP_MAX:
             cache.put_value(key, revision, found)
     return list(found)
+
+
+async def _fused(
+    db: TenantDb,
+    conn: AsyncConnection,
+    scopes: list[tuple[Scope, str | None]],
+    query: str,
+    limit: int,
+) -> list[Candidate]:
+    """`candidates(...)` with their relevance fused with meaning (docs/search.md) when the
+    tenant's entries are embedded; the nearest entries the keywords missed join the pool."""
+    found = await candidates(conn, scopes=scopes, query=query, limit=limit)
+    pool = [(c.seq, c.relevance) for c in found if c.relevance > 0]
+    fused = await context_fusion.fused_relevance(
+        db, conn, scopes=scopes, query=query, keyword=pool, depth=max(POOL, limit)
+    )
+    if fused is None:
+        return found
+    by_seq = {c.seq: c for c in found}
+    missing = [seq for seq in fused if seq not in by_seq]
+    if missing:
+        stmt = select(en.c.seq, *_KEY_COLUMNS).where(en.c.seq.in_(missing))
+        for r in await conn.execute(stmt):
+            by_seq[r.seq] = Candidate(r.seq, r.importance, r.updated_at, 0.0)
+    return [dataclasses.replace(c, relevance=fused.get(c.seq, 0.0)) for c in by_seq.values()]
 
 
 async def _recent_events(

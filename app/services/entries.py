@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids
 from app.errors import Conflict, InvalidInput, NotFound, TooLarge
-from app.services import cursors, history, limits, search, search_cache, validation
+from app.services import cursors, fusion, history, limits, search, search_cache, validation
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import (
@@ -282,7 +282,13 @@ async def _uncached_search(
 ) -> Page[Entry]:
     """A search's page, read from the database (what the cache keeps): one statement,
     relevance-ordered, paged by offset under the high-water mark of the first page (see
-    cursors.decode_search)."""
+    cursors.decode_search). Fused with the dense ranking unless keywords only."""
+    fused = await fusion.fused_page(
+        db, flt, first=first, after=after, keyword_rows=_keyword_rows, to_entry=to_entry,
+        columns=COLUMNS,
+    )  # fmt: skip
+    if fused is not None:
+        return fused
     target = fulltext.Target.of_engine(db.engine)
     stmt, values, hwm, offset, words = _search_query(target, flt, first, after)
     rows = await reads.search_rows(db, stmt, values, words)
@@ -292,6 +298,14 @@ async def _uncached_search(
     return _search_page(
         [(row, row[rank_at]) for row in rows], words, first=first, hwm=hwm, offset=offset
     )
+
+
+async def _keyword_rows(db: TenantDb, flt: EntryFilter, hwm: int, limit: int) -> list[Any]:
+    """The keyword ranking's best `limit` rows at or below `hwm` (COLUMNS, seq, rank)."""
+    target = fulltext.Target.of_engine(db.engine)
+    cursor = cursors.encode("entries-search", [hwm, 0])
+    stmt, values, _, _, words = _search_query(target, flt, limit - 1, cursor)
+    return list(await reads.search_rows(db, stmt, values, words))
 
 
 def matching(

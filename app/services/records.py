@@ -115,6 +115,7 @@ class EntryFilter:
     min_importance: int | None = None
     sources: list[EntrySource] | None = None
     min_score: float | None = None  # with search: only hits scoring at least this
+    keyword_only: bool = False  # with search: by words only, not fused with meaning
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,7 @@ class Edge(Generic[T]):
     node: T
     score: float | None = None  # with a search: the share of its words the node contains
     matched_terms: list[str] | None = None  # with a search: which of its words those are
+    similarity: float | None = None  # a fused search: the node's cosine similarity to it
 
 
 @dataclass(frozen=True, slots=True)

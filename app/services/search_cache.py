@@ -63,8 +63,11 @@ _STALE = metrics.ENTRY_SEARCH_CACHE.labels(result="stale")
 _JOINED = metrics.ENTRY_SEARCH_CACHE.labels(result="joined")
 
 # A page as immutable values: ((cursor, score, matched terms, entry fields with tags as a
-# tuple), ...) and has_next_page.
-_Frozen = tuple[tuple[tuple[str, float | None, tuple[str, ...] | None, tuple[Any, ...]], ...], bool]
+# tuple, similarity), ...) and has_next_page.
+_Frozen = tuple[
+    tuple[tuple[str, float | None, tuple[str, ...] | None, tuple[Any, ...], float | None], ...],
+    bool,
+]
 
 
 class Search(Protocol):
@@ -157,7 +160,7 @@ async def search_page(
     key = (
         db.tenant_id, tuple(search.words(flt.search, "search")), flt.scope,
         flt.scope_ref, tuple(flt.tags or ()), flt.min_importance, tuple(flt.sources or ()),
-        first, after,
+        first, after, flt.keyword_only,
     )  # fmt: skip
     revision = await read_revision(db)
     if revision is None:  # no revision row (removed by hand): nothing can be cached
@@ -199,7 +202,7 @@ def _freeze(page: Page[Entry]) -> _Frozen:
         (
             edge.cursor, edge.score,
             None if edge.matched_terms is None else tuple(edge.matched_terms),
-            _fields(edge.node),
+            _fields(edge.node), edge.similarity,
         )
         for edge in page.edges
     )  # fmt: skip
@@ -223,8 +226,9 @@ def _thaw(frozen: _Frozen) -> Page[Entry]:
                 new_entry(*fields[:5], list(fields[5]), *fields[6:]),
                 score,
                 None if matched is None else list(matched),
+                similarity,
             )
-            for cursor, score, matched, fields in edges
+            for cursor, score, matched, fields, similarity in edges
         ],
         has_next_page,
     )

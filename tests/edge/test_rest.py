@@ -350,7 +350,10 @@ async def test_search_ranks_and_scores_only_when_searching(api: Api) -> None:
     r = await api.get("/memory", params={"search": "what is the ROAS target?", "tag": "decision"})
     items = r.json()["items"]
     assert [e["id"] for e in items] == [roas["id"]]
-    assert set(items[0]) == ENTRY_KEYS | {"score", "matchedTerms"} and items[0]["score"] > 0
+    assert (
+        set(items[0]) == ENTRY_KEYS | {"score", "matchedTerms", "similarity"}
+        and items[0]["score"] > 0
+    )
 
 
 async def test_list_entries_pages_with_cursors(api: Api) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, insert, select, text
 
+from app.config import Settings
 from app.services import cursors, entries, search, search_cache
 from app.services.records import Edge, Entry, EntryFilter, EntrySource, Page, Scope
 from app.storage import fulltext, reads, tenants
@@ -159,6 +160,13 @@ def without_the_page_cache() -> Iterator[None]:
 
 def uncached_page(db: TenantDb, flt: EntryFilter, *, search_fn: Any, **kw: Any) -> Any:
     return search_fn(db, flt, **kw)
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The keyword search alone (no embedder: not even the fused search's first read, which
+    finds no vectors); the fused one is tests/services/test_fusion_search.py's."""
+    return settings.model_copy(update={"embedder": "none"})
 
 
 @pytest.fixture(params=["thread", "inline", "engine"])

@@ -78,6 +78,7 @@ async def list_entries(request: Request, db: TenantDb, _: Container) -> Response
     flt = EntryFilter(
         scope=q.scope, scope_ref=q.scope_ref, tags=q.tag, search=q.search,
         min_importance=q.min_importance, sources=q.source, min_score=q.min_score,
+        keyword_only=q.keyword_only,
     )  # fmt: skip
     with service_errors("query", LIST_NAMES):
         page = await entries.list_entries(db, flt, first=q.limit, after=q.cursor)
@@ -85,10 +86,11 @@ async def list_entries(request: Request, db: TenantDb, _: Container) -> Response
 
     def item(edge: Edge[Entry]) -> dict[str, Any]:
         out = MemoryEntryItem(
-            **dict(MemoryEntry.of(edge.node)), score=edge.score, matched_terms=edge.matched_terms
-        )
+            **dict(MemoryEntry.of(edge.node)), score=edge.score, matched_terms=edge.matched_terms,
+            similarity=edge.similarity,
+        )  # fmt: skip
         return out.model_dump(
-            mode="json", exclude=None if searching else {"score", "matched_terms"}
+            mode="json", exclude=None if searching else {"score", "matched_terms", "similarity"}
         )
 
     return json_response(
@@ -344,7 +346,7 @@ async def export_memory(request: Request, db: TenantDb, container: Container) ->
 
 
 # Without a query, the context's entries carry no score.
-_UNSCORED: Any = {"entries": {"__all__": {"score", "matched_terms"}}}
+_UNSCORED: Any = {"entries": {"__all__": {"score", "matched_terms", "similarity"}}}
 
 
 def _context_entry(e: Entry, matches: dict[str, tuple[float, list[str]]] | None) -> MemoryEntryItem:

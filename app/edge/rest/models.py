@@ -288,6 +288,10 @@ class MemoryEntryQuery(QueryModel):
         "then hold fewer than `limit` items (follow nextCursor until it is null)",
     )
     source: list[SourceIn] | None = Field(default=None, description="repeatable: any may match")
+    keyword_only: bool = Field(
+        default=False,
+        description="with search: rank by words only, not fused with the entries' meaning",
+    )
     limit: int = Field(default=20, ge=1, json_schema_extra={"maximum": limits.PAGE_MAX})
     cursor: str | None = Field(default=None, description="nextCursor of the previous page")
 
@@ -457,6 +461,11 @@ class MemoryEntryItem(MemoryEntry):
     matched_terms: list[str] | None = Field(
         default=None,
         description="which of the search's words the entry contains; present only when searching",
+    )
+    similarity: float | None = Field(
+        default=None,
+        description="with a search fused with meaning: cosine similarity (-1 to 1) of the "
+        "entry to the question; null for keyword-only searches and entries not embedded yet",
     )
 
 

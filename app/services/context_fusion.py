@@ -1,0 +1,51 @@
+"""The context loader's relevance fused with meaning: the keyword pool's order and the
+dense ranking of the entries in the loaded scopes, by reciprocal rank fusion
+(app/services/fusion.py), scaled so the best is 1 as the keyword relevance was."""
+
+from collections.abc import Sequence
+
+from sqlalchemy import and_, or_
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.services import fusion
+from app.services.records import Scope
+from app.storage import vectors
+from app.storage.models import entries_table as en
+from app.storage.tenants import TenantDb
+
+
+async def fused_relevance(
+    db: TenantDb,
+    conn: AsyncConnection,
+    *,
+    scopes: Sequence[tuple[Scope, str | None]],
+    query: str,
+    keyword: Sequence[tuple[int, float]],
+    depth: int,
+) -> dict[int, float] | None:
+    """seq -> fused relevance (0 to 1) of the keyword pool (seq, relevance) and the
+    nearest entries of `scopes`; None when the search is by words only (no embedder, the
+    tenant's switch, nothing embedded yet). Read in `conn`'s snapshot."""
+    found = fusion.semantic_of(db)
+    if found is None:
+        return None
+    sem, embedder = found
+    state = (await conn.execute(vectors.SEARCH_STATE)).first()
+    if state is None or state[1]:
+        return None
+    matrix = await fusion._matrix(db, sem, embedder.model, int(state[0]))
+    if not len(matrix.seqs):
+        return None
+    in_scopes = or_(*(
+        and_(en.c.scope == s.value, en.c.scope_ref.is_(None) if r is None else en.c.scope_ref == r)
+        for s, r in scopes
+    ))  # fmt: skip
+    hwm = int(matrix.seqs.max())
+    dense = await fusion._dense(db, sem, embedder, matrix, [in_scopes], hwm, query)
+    ordered = [seq for seq, _ in sorted(keyword, key=lambda k: -k[1])]
+    scores: dict[int, float] = {}
+    for ranking in (ordered, [seq for seq, _ in dense[:depth]]):
+        for rank, seq in enumerate(ranking, 1):
+            scores[seq] = scores.get(seq, 0.0) + 1.0 / (sem.k + rank)
+    best = max(scores.values(), default=0.0) or 1.0
+    return {seq: s / best for seq, s in scores.items()}

@@ -1,0 +1,303 @@
+"""Search by words and by meaning, fused: reciprocal rank fusion of the keyword ranking and
+the dense ranking of the tenant's entry vectors, with an entity-aware dense side (a search
+word that is a tag in the searched scope is not sent to the embedder; entries carrying it
+get a small boost). Entries not embedded yet are found by their words alone."""
+
+import asyncio
+import re
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import func, select
+
+from app.adapters.embedders import Embedder, QueryVectors, from_blobs
+from app.services import cursors, search
+from app.services.records import Entry, EntryFilter, Page, new_edge
+from app.storage import fulltext, reads, vectors
+from app.storage.lists import in_list
+from app.storage.models import entries_table as en
+from app.storage.tenants import TenantDb
+from app.storage.transactions import read_statement
+
+# The fused search's settings in TenantDb.shared (made by app/deps.py).
+KEY = "semantic_search"
+ENTITY_WORDS_MAX = 8  # search words looked up as tags: each is one index probe
+TAG_ANSWERS_MAX = 65536  # of those probes' answers kept per process
+# A tag named in the search adds this share of a first rank's fused score (tuned with k on
+# the evaluation set's train split: docs/search.md).
+TAG_BOOST_SHARE = 1.0
+
+# (columns of memory_entries..., seq, rank) rows of the keyword ranking, best first.
+KeywordRows = Callable[[TenantDb, EntryFilter, int, int], Awaitable[list[Any]]]
+
+
+@dataclass
+class Semantic:
+    """What a fused search needs: the tenant's embedder (None: keywords only), its constants,
+    and the process's caches of question vectors and tenants' vector matrices."""
+
+    embedder_for: Callable[[str], Embedder | None]
+    k: int = 5
+    depth: int = 100
+    max_vectors: int = 200_000
+    tag_boost: float = TAG_BOOST_SHARE
+    matrices: int = 4  # tenants whose vectors are kept in memory, least recent dropped
+    queries: QueryVectors = field(default_factory=QueryVectors)
+    _cache: "OrderedDict[str, _Matrix]" = field(default_factory=OrderedDict)
+    # (tenant, entries revision, scope, scopeRef, tag) -> whether an entry there carries it
+    _tags: "OrderedDict[tuple[Any, ...], bool]" = field(default_factory=OrderedDict)
+    # One read of a tenant's vectors at a time: concurrent searches after a change wait
+    # for it rather than each holding a copy.
+    _loading: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    model: str
+    revision: int
+    seqs: npt.NDArray[np.int64]
+    vectors: npt.NDArray[np.float32]
+
+
+def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
+    sem = db.shared.get(KEY)
+    if not isinstance(sem, Semantic):
+        return None
+    embedder = sem.embedder_for(db.tenant_id)
+    return None if embedder is None else (sem, embedder)
+
+
+def _conds(flt: EntryFilter, target: fulltext.Target) -> list[Any]:
+    """The search's filters as conditions on memory_entries (list_entries' own)."""
+    conds: list[Any] = []
+    if flt.scope is not None:
+        conds.append(en.c.scope == flt.scope.value)
+    if flt.scope_ref is not None:
+        conds.append(en.c.scope_ref == flt.scope_ref)
+    if flt.tags:
+        scope = None if flt.scope is None else flt.scope.value
+        conds.append(fulltext.entries_tagged(target, flt.tags, scope, flt.scope_ref))
+    if flt.min_importance is not None and flt.min_importance > 1:
+        conds.append(en.c.importance >= flt.min_importance)
+    if flt.sources:
+        conds.append(in_list(en.c.source, [s.value for s in flt.sources]))
+    return conds
+
+
+async def fused_page(
+    db: TenantDb,
+    flt: EntryFilter,
+    *,
+    first: int,
+    after: str | None,
+    keyword_rows: KeywordRows,
+    to_entry: Callable[[Any], Entry],
+    columns: Sequence[Any],
+) -> Page[Entry] | None:
+    """The fused page, or None when this search is keywords only (the tenant's switch, no
+    embedder): the caller then searches by words as before."""
+    found = semantic_of(db)
+    if found is None or flt.keyword_only:
+        return None
+    sem, embedder = found
+    assert flt.search is not None
+    words = search.words(flt.search, "search")
+    hwm, offset = cursors.decode_search("entries-search", after)
+    state = await reads.index_rows(db, vectors.SEARCH_STATE, {})
+    if not state or state[0][1]:  # the tenant's switch (or no such row: keywords)
+        return None
+    matrix = await _matrix(db, sem, embedder.model, int(state[0][0]))
+    if not len(matrix.seqs):
+        return None  # nothing embedded yet: the keyword search, exactly
+    if hwm is None:
+        async with read_statement(db.engine) as conn:
+            hwm = int((await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar())
+    if offset >= sem.depth:
+        return Page([], has_next_page=False)
+    keyword = await keyword_rows(db, flt, hwm, sem.depth)
+    dense, entity = await dense_ranking(db, sem, embedder, matrix, flt, hwm)
+    rows = {int(r[len(columns)]): r for r in keyword}
+    missing = [seq for seq, _ in dense if seq not in rows]
+    if missing:
+        async with read_statement(db.engine) as conn:
+            stmt = select(*columns, en.c.seq).where(en.c.seq.in_(missing))
+            rows.update({int(r[len(columns)]): r for r in await conn.execute(stmt)})
+    entries = {seq: to_entry(r) for seq, r in rows.items()}
+    similarity = dict(dense)
+    ranked = fuse(
+        [int(r[len(columns)]) for r in keyword], [seq for seq, _ in dense], k=sem.k,
+        boosted={s for s, e in entries.items() if entity and entity & set(e.tags)},
+        boost=sem.tag_boost,
+    )  # fmt: skip
+    ranked = [s for s in ranked if s in entries]  # an entry deleted meanwhile
+    edges = []
+    for i, seq in enumerate(ranked[offset : offset + first]):
+        entry = entries[seq]
+        matched = search.matched_terms(words, [entry.title, entry.summary, *entry.tags])
+        cursor = cursors.encode("entries-search", [hwm, offset + i + 1])
+        sim = similarity.get(seq)
+        edges.append(
+            new_edge(cursor, entry, search.score(words, matched), matched,
+                     None if sim is None else round(sim, 4))
+        )  # fmt: skip
+    return Page(edges, has_next_page=len(ranked) > offset + first)
+
+
+async def dense_ranking(
+    db: TenantDb,
+    sem: Semantic,
+    embedder: Embedder,
+    matrix: "_Matrix",
+    flt: EntryFilter,
+    hwm: int,
+) -> tuple[list[tuple[int, float]], set[str]]:
+    """The dense side of `flt`'s search: (seq, similarity) nearest first, and the search's
+    words that are tags in its scope (left out of the embedded text)."""
+    assert flt.search is not None
+    target = fulltext.Target.of_engine(db.engine)
+    words = search.words(flt.search, "search")
+    entity = await _entity_tags(db, sem, matrix.revision, target, words, flt)
+    text = _dense_text(flt.search, entity)
+    return await _dense(db, sem, embedder, matrix, _conds(flt, target), hwm, text), entity
+
+
+async def current_matrix(db: TenantDb, sem: Semantic, model: str) -> "_Matrix":
+    """The tenant's vectors by `model` now (the evaluation's entry point)."""
+    state = await reads.index_rows(db, vectors.SEARCH_STATE, {})
+    return await _matrix(db, sem, model, int(state[0][0]))
+
+
+def fuse(
+    keyword: Sequence[int],
+    dense: Sequence[int],
+    *,
+    k: int,
+    boosted: set[int],
+    boost: float = TAG_BOOST_SHARE,
+) -> list[int]:
+    """Reciprocal rank fusion: each id scores 1/(k + rank) on each side it is on (ranks from
+    1), plus `boost` times a first rank's score when `boosted`; best first, ties by the
+    keyword rank, then the newer entry."""
+    scores: dict[int, float] = {}
+    for ranking in (keyword, dense):
+        for rank, seq in enumerate(ranking, 1):
+            scores[seq] = scores.get(seq, 0.0) + 1.0 / (k + rank)
+    for seq in boosted:
+        if seq in scores:
+            scores[seq] += boost / (k + 1)
+    at = {seq: i for i, seq in enumerate(keyword)}
+    return sorted(scores, key=lambda s: (-scores[s], at.get(s, len(at)), -s))
+
+
+async def _entity_tags(
+    db: TenantDb,
+    sem: Semantic,
+    revision: int,
+    target: fulltext.Target,
+    words: Sequence[str],
+    flt: EntryFilter,
+) -> set[str]:
+    """The search's words (as written, or capitalised) that are tags of an entry in the
+    searched scope; each answer kept until the tenant's entries change."""
+    scope = None if flt.scope is None else flt.scope.value
+    found: set[str] = set()
+    tags = [t for w in words[:ENTITY_WORDS_MAX] for t in dict.fromkeys([w, w.capitalize()])]
+    unknown = []
+    for tag in tags:
+        known = sem._tags.get((db.tenant_id, revision, scope, flt.scope_ref, tag))
+        if known is None:
+            unknown.append(tag)
+        elif known:
+            found.add(tag)
+    if unknown:
+        async with read_statement(db.engine) as conn:
+            for tag in unknown:
+                cond = fulltext.entries_tagged(target, [tag], scope, flt.scope_ref)
+                scoped = [cond] + ([en.c.scope == scope] if scope is not None else [])
+                hit = (await conn.execute(select(en.c.seq).where(*scoped).limit(1))).first()
+                sem._tags[(db.tenant_id, revision, scope, flt.scope_ref, tag)] = hit is not None
+                if hit is not None:
+                    found.add(tag)
+        while len(sem._tags) > TAG_ANSWERS_MAX:
+            sem._tags.popitem(last=False)
+    return found
+
+
+def _dense_text(text: str, entity: set[str]) -> str:
+    """The search without its entity words (unless nothing else is left)."""
+    if not entity:
+        return text
+    lowered = {t.lower() for t in entity}
+    kept = [w for w in re.findall(r"\w+|\W+", text) if w.lower() not in lowered]
+    rest = "".join(kept).strip()
+    return rest if search.terms(rest) else text
+
+
+async def _dense(
+    db: TenantDb,
+    sem: Semantic,
+    embedder: Embedder,
+    matrix: "_Matrix",
+    conds: list[Any],
+    hwm: int,
+    text: str,
+) -> list[tuple[int, float]]:
+    """(seq, cosine similarity) of the `sem.depth` nearest embedded entries, nearest first."""
+    query = await sem.queries.vector(embedder, text)
+    allowed: npt.NDArray[np.int64] | None = None
+    if conds:
+        async with read_statement(db.engine) as conn:
+            stmt = select(en.c.seq).where(en.c.seq <= hwm, *conds).limit(sem.max_vectors)
+            allowed = np.fromiter((s for (s,) in await conn.execute(stmt)), dtype=np.int64)
+    return await asyncio.to_thread(_nearest, matrix, query, hwm, allowed, sem.depth)
+
+
+def _nearest(
+    matrix: _Matrix,
+    query: npt.NDArray[np.float32],
+    hwm: int,
+    allowed: npt.NDArray[np.int64] | None,
+    depth: int,
+) -> list[tuple[int, float]]:
+    mask = matrix.seqs <= hwm
+    if allowed is not None:
+        mask &= np.isin(matrix.seqs, allowed)
+    # Every row is scored and the mask applied to the scores: selecting the rows first
+    # would copy the matrix for each search.
+    where = np.flatnonzero(mask)
+    if not len(where):
+        return []
+    sims = (matrix.vectors @ query)[where]
+    top = np.argpartition(-sims, depth - 1)[:depth] if len(sims) > depth else np.arange(len(sims))
+    order = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(matrix.seqs[where[i]]), float(sims[i])) for i in order]
+
+
+async def _matrix(db: TenantDb, sem: Semantic, model: str, revision: int) -> _Matrix:
+    """The tenant's current vectors by `model` as one matrix, read again only when its
+    entries `revision` moved (a write, or the indexer storing vectors)."""
+    held = sem._cache.get(db.tenant_id)
+    if held is not None and held.model == model and held.revision == revision:
+        sem._cache.move_to_end(db.tenant_id)
+        return held
+    async with sem._loading:
+        held = sem._cache.get(db.tenant_id)
+        if held is not None and held.model == model and held.revision == revision:
+            return held  # read meanwhile by the search this one waited for
+        return await _read_matrix(db, sem, model, revision)
+
+
+async def _read_matrix(db: TenantDb, sem: Semantic, model: str, revision: int) -> _Matrix:
+    async with read_statement(db.engine) as conn:
+        rows = await vectors.candidates(conn, model, [], hwm=None, limit=sem.max_vectors)
+    seqs = np.fromiter((s for s, _ in rows), dtype=np.int64, count=len(rows))
+    matrix = await asyncio.to_thread(from_blobs, [b for _, b in rows])
+    held = _Matrix(model, revision, seqs, matrix)
+    sem._cache[db.tenant_id] = held
+    while len(sem._cache) > sem.matrices:
+        sem._cache.popitem(last=False)
+    return held

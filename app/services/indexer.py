@@ -1,0 +1,160 @@
+"""The background indexer: embeds new and changed entries, off the write path.
+
+Work is found, not queued: an entry needs embedding while it has no vector of its current
+version by the embedder's model (app/storage/vectors.py), so a process killed mid-batch
+loses nothing (the batch is found again) and repeats nothing stored (a stored vector ends
+the entry's need). One process per tenant and model embeds at a time (a lease in the
+tenant's database); storing is idempotent anyway. The model runs in a thread.
+"""
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from app import metrics
+from app.adapters.embedders import Embedder, to_blob
+from app.services import search_cache
+from app.storage import vectors
+from app.storage.control import ControlDb
+from app.storage.tenants import TenantDatabases, TenantDb
+from app.storage.transactions import read_statement, write_transaction
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 30.0
+
+
+def entry_text(title: str, tags: Sequence[str], summary: str) -> str:
+    """What the embedder reads of an entry."""
+    return "\n".join([title, " ".join(tags), summary])
+
+
+async def index_batch(db: TenantDb, embedder: Embedder, *, batch: int, owner: str) -> int | None:
+    """Embed up to `batch` entries of `db` that need it; how many were stored, or None when
+    another process holds the tenant's lease."""
+    async with write_transaction(db.engine) as conn:
+        if not await vectors.claim(conn, embedder.model, owner, LEASE_SECONDS):
+            return None
+    async with read_statement(db.engine) as conn:
+        rows = await vectors.pending(conn, embedder.model, batch)
+    if not rows:
+        return 0
+    embedded = await embedder.embed([entry_text(t, tags or [], s) for _, _, t, tags, s in rows])
+    found = [
+        (seq, version, to_blob(v)) for (seq, version, *_), v in zip(rows, embedded, strict=True)
+    ]
+    async with write_transaction(db.engine) as conn:
+        stored = await vectors.store(conn, embedder.model, found)
+        await vectors.bump_revision(conn)
+    metrics.ENTRIES_EMBEDDED.inc(stored)
+    return max(stored, len(rows))  # rows changed meanwhile are found again next batch
+
+
+async def keyword_only(db: TenantDb) -> bool:
+    """The tenant's switch: every search by words only, and nothing embedded."""
+    async with read_statement(db.engine) as conn:
+        return await vectors.keyword_only(conn)
+
+
+async def set_keyword_only(db: TenantDb, value: bool) -> None:
+    async with write_transaction(db.engine) as conn:
+        await vectors.set_keyword_only(conn, value)
+
+
+async def counts(db: TenantDb, model: str) -> tuple[int, int]:
+    """(entries embedded by `model` at their current version, entries)."""
+    async with read_statement(db.engine) as conn:
+        return await vectors.counts(conn, model)
+
+
+async def drop_other_models(db: TenantDb, model: str) -> int:
+    """Once every entry has a vector by `model`, those of an earlier model go: a changed
+    model is re-embedded in the background, searches using the new vectors as they come."""
+    async with write_transaction(db.engine) as conn:
+        return await vectors.drop_other_models(conn, model)
+
+
+async def catch_up(db: TenantDb, embedder: Embedder, *, batch: int, owner: str) -> int:
+    """Embed every entry of `db` that needs it, batch by batch; how many batches ran."""
+    batches = 0
+    while True:
+        done = await index_batch(db, embedder, batch=batch, owner=owner)
+        if not done:
+            return batches
+        batches += 1
+
+
+class Indexer:
+    """The in-process indexer: every `interval` seconds, each tenant whose entries changed
+    since it was last caught up is embedded until nothing is left."""
+
+    def __init__(
+        self,
+        control: ControlDb,
+        tenants: TenantDatabases,
+        embedder_for: Callable[[str], Embedder | None],
+        *,
+        batch: int,
+        interval: float,
+    ) -> None:
+        self._control = control
+        self._tenants = tenants
+        self._embedder_for = embedder_for
+        self._batch = batch
+        self._interval = interval
+        self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        # tenant -> (model, the entries revision it was caught up at)
+        self._caught_up: dict[str, tuple[str, int]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="entry-indexer")
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the next tick tries again; a broken tenant does not stop it
+                log.exception("the entry indexer's pass failed")
+            await asyncio.sleep(self._interval)
+
+    async def tick(self) -> int:
+        """One pass over the active tenants; how many batches ran."""
+        batches = 0
+        for tenant in await self._control.tenants():
+            if tenant.status != "active":
+                continue
+            embedder = self._embedder_for(tenant.id)
+            if embedder is None:
+                continue
+            batches += await self._tenant(tenant.id, embedder)
+        return batches
+
+    async def _tenant(self, tenant_id: str, embedder: Embedder) -> int:
+        async with self._tenants.lease(tenant_id) as db:
+            revision = await search_cache.read_revision(db)
+            if revision is None or self._caught_up.get(tenant_id) == (embedder.model, revision):
+                return 0
+            async with read_statement(db.engine) as conn:
+                if await vectors.keyword_only(conn):  # the tenant's switch: nothing to embed
+                    self._caught_up[tenant_id] = (embedder.model, revision)
+                    return 0
+            batches = await catch_up(db, embedder, batch=self._batch, owner=self.owner)
+            # Read before the check: a write after it moves the revision past this one.
+            after = await search_cache.read_revision(db)
+            async with read_statement(db.engine) as conn:
+                left: list[Any] = await vectors.pending(conn, embedder.model, 1)
+            if not left and after is not None:
+                await drop_other_models(db, embedder.model)
+                self._caught_up[tenant_id] = (embedder.model, after)
+            return batches

@@ -1,0 +1,156 @@
+"""What search by meaning costs: CPU per embedded entry and per query, RSS with the local
+model loaded, and memoryEntries search p95 at 16 concurrent clients with and without it
+(keywordOnly), alternating in the same run, the search page cache off.
+
+Usage: .venv/bin/python -m bench.fusion_costs [--entries 100000] [--rounds 3] [--searches 40]
+Through the services in one process (the API's own code path below the HTTP edge).
+"""
+
+import argparse
+import asyncio
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from app.adapters import embedders
+from app.config import Settings
+from app.deps import build
+from app.services import entries, indexer, tenants
+from app.services.records import EntryFilter, Scope
+from app.storage.models import entries_table as en
+from app.storage.transactions import write_transaction
+from app.storage.types import utcnow
+
+CLIENTS = 16
+WORDS = (
+    "budget roas campaign launch creative audience retargeting pacing invoice contract weekly "
+    "report decision approved paused refund customer landing page video display search agency "
+    "client meeting deadline design copy brief forecast spend conversion holiday promotion"
+).split()
+QUESTIONS = [
+    "what did the client decide about the holiday promotion budget",
+    "who asked for their money back",
+    "when is the landing page deadline",
+    "which campaign was paused and why",
+    "how much did we spend on video last month",
+    "what is the conversion forecast for the launch",
+    "what feedback did the agency give on the creative brief",
+    "did anyone approve the new contract",
+]
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def seed(db: Any, n: int) -> None:
+    """`n` entries in 20 scopes, inserted in bulk (their text random words)."""
+    rng = random.Random(11)
+    now = utcnow()
+    rows = []
+    for i in range(n):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 30))]
+        rows.append({
+            "id": f"ent_bench{i:012d}", "scope": "entity", "scope_ref": f"client-{i % 20}",
+            "title": " ".join(words[:5]).capitalize(), "summary": "- " + " ".join(words),
+            "tags": [rng.choice(["decision", "note", "people"])], "importance": 3,
+            "source": "manual", "created_at": now, "updated_at": now, "version": 1,
+        })  # fmt: skip
+    for start in range(0, n, 5000):
+        async with write_transaction(db.engine) as conn:
+            await conn.execute(en.insert(), rows[start : start + 5000])
+
+
+async def clients(db: Any, keyword_only: bool, searches: int) -> list[float]:
+    """Latencies (s) of CLIENTS concurrent clients each asking `searches` questions."""
+    out: list[float] = []
+
+    async def client(c: int) -> None:
+        for i in range(searches):
+            q = QUESTIONS[(c + i) % len(QUESTIONS)] + f" {WORDS[(c * 7 + i) % len(WORDS)]}"
+            flt = EntryFilter(search=q, scope=Scope.ENTITY, scope_ref=f"client-{(c + i) % 20}",
+                              keyword_only=keyword_only)  # fmt: skip
+            t = time.perf_counter()
+            await entries.list_entries(db, flt, first=10, after=None)
+            out.append(time.perf_counter() - t)
+
+    await asyncio.gather(*(client(c) for c in range(CLIENTS)))
+    return out
+
+
+def p95(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=20)[18]
+
+
+async def run(args: argparse.Namespace) -> None:
+    base = rss_mb()
+    t = time.process_time()
+    local = embedders.load_local()
+    assert local is not None, "the local embedder is installed by make"
+    print(f"model load: {time.process_time() - t:.2f} s CPU; max RSS {base:.0f} -> "
+          f"{rss_mb():.0f} MB")  # fmt: skip
+    texts = [" ".join(random.Random(i).choices(WORDS, k=40)) for i in range(2000)]
+    t = time.process_time()
+    local.embed_now(texts)
+    print(f"CPU per embedded entry (40 words, batch of 2000): "
+          f"{(time.process_time() - t) / len(texts) * 1e6:.0f} µs")  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(_env_file=None, data_dir=Path(tmp),
+                            search_cache_pages=0)  # fmt: skip
+        c = await build(settings)
+        try:
+            tenant, _ = await tenants.create_tenant(c.control, c.tenants, "costs")
+            async with c.tenants.lease(tenant.id) as db:
+                t = time.perf_counter()
+                await seed(db, args.entries)
+                print(f"{args.entries} entries seeded in {time.perf_counter() - t:.0f} s")
+                assert c.semantic is not None
+                embedder = c.semantic.embedder_for(tenant.id)
+                assert embedder is not None
+                w, t = time.perf_counter(), time.process_time()
+                await indexer.catch_up(db, embedder, batch=512, owner="bench")
+                cpu = time.process_time() - t
+                print(f"indexed in {time.perf_counter() - w:.0f} s wall, CPU per entry "
+                      f"{cpu / args.entries * 1e6:.0f} µs (embed + store); max RSS "
+                      f"{rss_mb():.0f} MB")  # fmt: skip
+                await clients(db, False, 2)  # warm: the tenant's vector matrix is read once
+                print(f"max RSS with {args.entries} vectors held: {rss_mb():.0f} MB")
+                p95s: dict[bool, list[float]] = {True: [], False: []}
+                medians: dict[bool, list[float]] = {True: [], False: []}
+                cpus: dict[bool, list[float]] = {True: [], False: []}
+                for _ in range(args.rounds):
+                    for keyword_only in (True, False):
+                        t = time.process_time()
+                        lat = await clients(db, keyword_only, args.searches)
+                        cpus[keyword_only].append((time.process_time() - t) / len(lat))
+                        p95s[keyword_only].append(p95(lat))
+                        medians[keyword_only].append(statistics.median(lat))
+        finally:
+            await c.aclose()
+    for keyword_only, name in ((True, "keywords only"), (False, "fused")):
+        print(f"{name:14s} p95 {statistics.median(p95s[keyword_only]) * 1e3:7.1f} ms, median "
+              f"{statistics.median(medians[keyword_only]) * 1e3:7.1f} ms, CPU per query "
+              f"{statistics.median(cpus[keyword_only]) * 1e3:6.2f} ms")  # fmt: skip
+    ratio = statistics.median(p95s[False]) / statistics.median(p95s[True])
+    cpu_ratio = statistics.median(cpus[False]) / statistics.median(cpus[True])
+    print(f"fused / keywords: p95 x{ratio:.2f}, CPU per query x{cpu_ratio:.2f}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--entries", type=int, default=100_000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--searches", type=int, default=40, help="per client per round")
+    asyncio.run(run(p.parse_args(argv)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
