@@ -8,7 +8,7 @@ and erased events: row triggers, in the changing transaction. A scope whose coun
 reach zero loses its row. Existing memory is counted once, here.
 
 Revision ID: 0010
-Revises: 0009
+Revises: 0008
 Create Date: 2026-12-02 01:05:00.000000
 """
 
@@ -21,7 +21,7 @@ from alembic import op
 import app.storage.types
 
 revision: str = "0010"
-down_revision: str | None = "0009"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
