@@ -5,7 +5,7 @@ events are counted by triggers; nothing here reads memory text."""
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, and_, func, literal, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -35,7 +35,7 @@ async def count_events(conn: AsyncConnection, event_ids: Sequence[str]) -> None:
     upserted in key order, so two writers of the same scopes wait, never deadlock."""
     key = func.coalesce(ev.c.scope_ref, "")
     counted = (
-        select(ev.c.scope, key, func.count(), 0, func.max(ev.c.recorded_at))
+        select(ev.c.scope, key, func.count(), literal(0), func.max(ev.c.recorded_at))
         .where(in_list(ev.c.id, "ids"))
         .group_by(ev.c.scope, key)
         .order_by(ev.c.scope, key)
@@ -65,6 +65,3 @@ def page(*, scope: str | None, after: tuple[str, str] | None, limit: int) -> Sel
             or_(sc.c.scope > after[0], and_(sc.c.scope == after[0], sc.c.scope_key > after[1]))
         )
     return select(*COLUMNS).where(*conds).order_by(sc.c.scope, sc.c.scope_key).limit(limit)
-
-
-
