@@ -18,10 +18,13 @@ COLUMNS = [sc.c.scope, sc.c.scope_key, sc.c.event_count, sc.c.entry_count, sc.c.
 # SQLite, in the writer's transaction right after its insert: the events above `:after`
 # (as fulltext.INDEX_EVENTS_SQL), one upsert per scope they touch. Plain SQL so the SQLite
 # fast path (plain sqlite3) runs the very same statement. Timestamps are stored as text of
-# one fixed format, so max() of two compares them in time order.
+# one fixed format, so max() of two compares them in time order. NOT INDEXED keeps the read
+# to the new rows' seq range: otherwise the planner walks the whole log along the
+# (scope, scope_ref, ...) index to save the GROUP BY a sort.
 COUNT_EVENTS_SQL = (
     "INSERT INTO memory_scopes (scope, scope_key, event_count, entry_count, last_activity_at) "
-    "SELECT scope, coalesce(scope_ref, ''), count(*), 0, max(recorded_at) FROM memory_events "
+    "SELECT scope, coalesce(scope_ref, ''), count(*), 0, max(recorded_at) "
+    "FROM memory_events NOT INDEXED "
     "WHERE seq > :after GROUP BY scope, coalesce(scope_ref, '') "
     "ON CONFLICT (scope, scope_key) DO UPDATE SET "
     "event_count = event_count + excluded.event_count, "

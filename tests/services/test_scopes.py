@@ -16,6 +16,7 @@ from app.services import compaction, entries, erasure, events, scopes
 from app.services.policies import TenantPolicy
 from app.services.records import EntryIn, EntryPatch, EventFilter, EventIn, Scope
 from app.storage import postgres
+from app.storage.scopes import COUNT_EVENTS_SQL
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
@@ -170,3 +171,16 @@ async def test_the_migration_counts_existing_memory(db: TenantDb) -> None:
     await migrate_to(db, "-1")
     await migrate_to(db, "head")
     assert await summary(db) == before == await truth(db)
+
+
+async def test_the_writers_count_reads_only_the_new_rows(db: TenantDb) -> None:
+    """SQLite: the summary's upsert reads the inserted rows by seq, never the whole log."""
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the statement is SQLite's")
+    async with write_transaction(db.engine) as conn:
+        plan = (await conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN " + COUNT_EVENTS_SQL.replace(":after", "0")
+        )).all()  # fmt: skip
+    details = [row[-1] for row in plan]
+    assert any("INTEGER PRIMARY KEY (rowid>?)" in d for d in details), details
+    assert not any(d.startswith("SCAN memory_events") for d in details), details
