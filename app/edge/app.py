@@ -30,8 +30,8 @@ from app.config import Settings
 from app.deps import Container, build
 from app.edge.answers import GRAPHQL_RESPONSE_ANSWERS
 from app.edge.auth import TenantBound
-from app.edge.fastpath.graphql_post import ShortPathGraphQLView
 from app.edge.console_routes import console_routes
+from app.edge.fastpath.graphql_post import ShortPathGraphQLView
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import (
     WANTS_KEY,

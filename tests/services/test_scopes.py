@@ -16,9 +16,9 @@ from app.services import compaction, entries, erasure, events, scopes
 from app.services.policies import TenantPolicy
 from app.services.records import EntryIn, EntryPatch, EventFilter, EventIn, Scope
 from app.storage import postgres
-from app.storage.scopes import COUNT_EVENTS_SQL
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
+from app.storage.scopes import COUNT_EVENTS_SQL
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, write_transaction
 from tests.conftest import migrate_tenant
