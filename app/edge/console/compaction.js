@@ -10,7 +10,7 @@ const LIST = `{ compactionRuns(first: 20) { edges { node { ${RUN} } } } }`;
 const DRY = `mutation { runCompaction(input: { dryRun: true }) { run { ${RUN} } errors { field code message } } }`;
 
 export class CompactionRuns extends Component {
-  state = { runs: [], loading: true, busy: false, error: null };
+  state = { runs: [], loading: true, busy: false, error: null, last: null };
 
   componentDidMount() { this.load(); }
 
@@ -29,7 +29,7 @@ export class CompactionRuns extends Component {
     try {
       const data = await gql(DRY);
       const err = payloadError(data.runCompaction.errors);
-      this.setState({ busy: false, error: err });
+      this.setState({ busy: false, error: err, last: err ? null : data.runCompaction.run });
       this.load();
     } catch (err) {
       this.setState({ busy: false });
@@ -37,13 +37,16 @@ export class CompactionRuns extends Component {
     }
   };
 
-  render(_, { runs, loading, busy, error }) {
+  render(_, { runs, loading, busy, error, last }) {
     return html`<div>
       <h2>Compaction runs</h2>
       <p>The compactor folds old events into summary entries. A dry run reports what a run
         would do and writes nothing.</p>
       <button type="button" onClick=${this.dryRun} disabled=${busy}>${busy ? "Running…" : "Start a dry run"}</button>
       <${ErrorNote} error=${error} />
+      ${last && html`<p class="dry-run" role="status">Dry run ${last.status.toLowerCase()}: a run now would
+        compact ${last.bucketsCompacted} of ${last.bucketsConsidered} buckets into ${last.periods}
+        entries and compress ${last.eventsCompressed} events.${last.problems.length ? ` Problems: ${last.problems.join("; ")}` : ""}</p>`}
       ${!loading && runs.length === 0 && html`<${Empty}>No compaction has run yet.</${Empty}>`}
       <div class="table-wrap"><table class=${runs.length ? "" : "hidden"}>
         <caption>Newest first</caption>
