@@ -204,7 +204,7 @@ def test_a_person_goes_through_every_screen(server: tuple[str, str], tmp_path: P
     print(f"\nconsole first load: {size} bytes gzip; first page of {BIG_EVENTS} events: "
           f"{steps['firstPageFetchRenderMs']} ms fetch to render, "
           f"{steps['firstPageClickMs']} ms click to visible; axe (all impacts): "
-          f"{ {n: [v['id'] for v in f] for n, f in result['axe'].items()} }")  # fmt: skip
+          f"{ {n: [(v['id'], v['impact'], v['target']) for v in f] for n, f in result['axe'].items()} }")  # fmt: skip
     for shot in shots.glob("*.png"):
         assert shot.stat().st_size > 5_000
         target = SHOTS / shot.name

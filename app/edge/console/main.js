@@ -111,8 +111,8 @@ class App extends Component {
         <${KeyForm} onReady=${() => this.setState({ ready: true, error: null })} onError=${this.onError} /></main>`;
     }
     return html`${header}
-      <${LiveFeed} scope=${scope} onChange=${() => this.setState((s) => ({ changes: s.changes + 1 }))} />
       <main id="main">
+        <${LiveFeed} scope=${scope} onChange=${() => this.setState((s) => ({ changes: s.changes + 1 }))} />
         <${ErrorNote} error=${error} />
         ${view === "compaction"
           ? html`<section class="card"><${CompactionRuns} onError=${this.onError} /></section>`
