@@ -124,4 +124,6 @@ class App extends Component {
   }
 }
 
-render(html`<${App} />`, document.getElementById("app"));
+const root = document.getElementById("app");
+root.replaceChildren(); // the "Loading" note: Preact renders beside what it did not make
+render(html`<${App} />`, root);
