@@ -67,9 +67,11 @@ def seed_big_scope(db: Path) -> None:
         for i in range(chunk, chunk + 20_000):
             at = sqlite_text(start + timedelta(seconds=i))
             body = f"Call {i} with Big Co about the spring campaign budget."
-            rows.append((ids.new_id(ids.EVENT), "entity", BIG, "call_summary", body, "seed", at, at))
+            event_id = ids.new_id(ids.EVENT)
+            rows.append((event_id, "entity", BIG, "call_summary", body, "seed", at, at))
         conn.executemany(insert, rows)
-        for sql in (fulltext.INDEX_EVENTS_SQL, changes.ANNOUNCE_EVENTS_SQL, scopes.COUNT_EVENTS_SQL):
+        writer = (fulltext.INDEX_EVENTS_SQL, changes.ANNOUNCE_EVENTS_SQL, scopes.COUNT_EVENTS_SQL)
+        for sql in writer:
             conn.execute(sql, {"after": after})
         conn.execute("COMMIT")
     conn.close()
@@ -199,12 +201,15 @@ def test_a_person_goes_through_every_screen(server: tuple[str, str], tmp_path: P
     assert all(v == [] for v in serious.values()), serious
     assert len(result["axe"]) == 6
 
+    axe = result["axe"]
     size = first_load_gzip_bytes()
     assert size < 300_000
-    print(f"\nconsole first load: {size} bytes gzip; first page of {BIG_EVENTS} events: "
-          f"{steps['firstPageFetchRenderMs']} ms fetch to render, "
-          f"{steps['firstPageClickMs']} ms click to visible; axe (all impacts): "
-          f"{ {n: [(v['id'], v['impact'], v['target']) for v in f] for n, f in result['axe'].items()} }")  # fmt: skip
+    print(
+        f"\nconsole first load: {size} bytes gzip; first page of {BIG_EVENTS} events: "
+        f"{steps['firstPageFetchRenderMs']} ms fetch to render, "
+        f"{steps['firstPageClickMs']} ms click to visible; axe (all impacts): "
+        f"{ {n: [(v['id'], v['impact'], v['target']) for v in f] for n, f in axe.items()} }"
+    )
     for shot in shots.glob("*.png"):
         assert shot.stat().st_size > 5_000
         target = SHOTS / shot.name
