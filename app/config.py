@@ -126,6 +126,9 @@ class Settings(BaseSettings):
         default=True, description="Allow GraphQL introspection (GraphiQL needs it)."
     )
     graphiql: bool = Field(default=True, description="Serve GraphiQL at GET /graphql.")
+    console: bool = Field(
+        default=True, description="Serve the console for people at GET /console (docs/console.md)."
+    )
     graphql_fast_path: bool = Field(
         default=True,
         description="Take the GraphQL short cuts around Strawberry and graphql-core "

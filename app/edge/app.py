@@ -1,7 +1,8 @@
 """The HTTP edge: the Starlette app, its routes and its lifespan (which owns the Container).
 
 Routes: /healthz (liveness), /readyz (readiness), /metrics (JET_METRICS_TOKEN when set),
-/openapi.json and /graphiql-assets (no key); /graphql (the GraphiQL page
+/openapi.json, /graphiql-assets and /console (no key: the console's own calls go to
+/graphql with the user's key); /graphql (the GraphiQL page
 without a key, every operation with one; its websocket: subscriptions); /mcp for agents
 (app/edge/mcp/); the REST routes under /memory and /webhooks (app/edge/rest/).
 Everything that touches memory goes through TenantBound. The app is stock Starlette, with
@@ -29,6 +30,7 @@ from app.config import Settings
 from app.deps import Container, build
 from app.edge.answers import GRAPHQL_RESPONSE_ANSWERS
 from app.edge.auth import TenantBound
+from app.edge.console_routes import console_routes
 from app.edge.fastpath.graphql_post import ShortPathGraphQLView
 from app.edge.graphiql import graphiql_html, graphiql_routes
 from app.edge.graphql_view import (
@@ -165,6 +167,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     ]
     if settings.graphiql:
         routes += asset_routes
+    if settings.console:
+        routes += console_routes(settings.assets_dir)
     return metered_starlette(
         routes, mcp_endpoint.wrap(lifespan), cors_origins=settings.cors_origin_list
     )

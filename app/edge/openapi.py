@@ -26,9 +26,10 @@ from app.edge.openapi_parts import (
     _responses,
     _untitled,
 )
-from app.edge.openapi_paths import _data_rights_paths, _webhook_paths
+from app.edge.openapi_paths import _data_rights_paths, _scope_paths, _webhook_paths
 from app.edge.rest import data_rights as rights
 from app.edge.rest import models as rest
+from app.edge.rest import scopes as rs
 from app.edge.rest import webhooks as wh
 from app.edge.rest.problems import PROBLEM_JSON, Problem, ProblemError
 from app.services import limits
@@ -68,10 +69,12 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (wh.WebhookEndpointList, "serialization"),
     (wh.WebhookDelivery, "serialization"),
     (wh.WebhookDeliveryList, "serialization"),
+    (rs.MemoryScopeQuery, "validation"),
+    (rs.MemoryScopeList, "serialization"),
 ]
 QUERY_MODELS = {
     rest.MemoryEntryQuery, rest.MemoryEventQuery, rest.MemoryContextQuery, rest.MemoryExportQuery,
-    rights.PageQuery, wh.WebhookDeliveryQuery,
+    rights.PageQuery, wh.WebhookDeliveryQuery, rs.MemoryScopeQuery,
 }  # fmt: skip
 
 DESCRIPTION = f"""\
@@ -297,6 +300,7 @@ def openapi_document() -> dict[str, Any]:
         },
         **_data_rights_paths(entry_id, query[rights.PageQuery]),
         **_webhook_paths(query[wh.WebhookDeliveryQuery]),
+        **_scope_paths(query[rs.MemoryScopeQuery]),
     }
     # One path item for an event: read (here) and erase (_data_rights_paths).
     paths["/memory/events/{id}"] = {

@@ -1,5 +1,5 @@
-"""Paths of the OpenAPI document beyond the memory routes: entry history and erasure, and
-the webhook endpoints."""
+"""Paths of the OpenAPI document beyond the memory routes: entry history and erasure, the
+webhook endpoints, and the list of scopes."""
 
 from typing import Any
 
@@ -144,3 +144,20 @@ def _webhook_paths(delivery_query: dict[str, Any]) -> dict[str, Any]:
             },
         },
     }  # fmt: skip
+
+
+def _scope_paths(scope_query: dict[str, Any]) -> dict[str, Any]:
+    """GET /memory/scopes (memoryScopes in GraphQL)."""
+    return {
+        "/memory/scopes": {
+            "get": {
+                "operationId": "listMemoryScopes",
+                "summary": "The scopes that hold events or entries, with their counts and last "
+                "activity, in (scope, scopeRef) order",
+                "parameters": _query_parameters(scope_query),
+                "responses": _responses(
+                    {"200": _ok("a page of scopes", _ref("MemoryScopeList"))}, 400
+                ),
+            },
+        },
+    }

@@ -26,6 +26,7 @@ from app.graphql.context_query import ContextQuery
 from app.graphql.data_rights import DataRightsMutation, DataRightsQuery
 from app.graphql.errors import QueryError
 from app.graphql.extensions import operation_extensions
+from app.graphql.scopes import ScopesQuery
 from app.graphql.selected_arguments import check_selected_arguments
 from app.graphql.types import (
     SCALAR_OVERRIDES,
@@ -317,7 +318,8 @@ def build_schema(*, introspection: bool = True, fast_path: bool = True) -> straw
         "should_mask_error": _should_mask,
     }
     query = merge_types(
-        "Query", (Query, ContextQuery, CompactionQuery, DataRightsQuery, WebhookQuery)
+        "Query",
+        (Query, ContextQuery, CompactionQuery, DataRightsQuery, WebhookQuery, ScopesQuery),
     )
     mutation = merge_types(
         "Mutation", (Mutation, CompactionMutation, DataRightsMutation, WebhookMutation)

@@ -335,12 +335,28 @@ class SearchSetting(TenantModel, table=True):
     keyword_only: bool = Field(sa_column=Column(Boolean, nullable=False))
 
 
+class MemoryScopeSummary(TenantModel, table=True):
+    """Per (scope, scope_ref): how many events and entries it holds and when it last moved,
+    kept in the writing transaction (event writers, triggers: migration 0010) so listing the
+    scopes never counts the log. `scope_key` is scope_ref, '' for the institutional scope."""
+
+    __tablename__ = "memory_scopes"
+    __table_args__ = (CheckConstraint(_scope_check, name="ck_memory_scopes_scope"),)
+
+    scope: str = Field(max_length=16, primary_key=True)
+    scope_key: str = Field(max_length=200, primary_key=True)
+    event_count: int = Field(sa_column=Column(BigInteger, nullable=False))
+    entry_count: int
+    last_activity_at: datetime = Field(sa_type=UTCDateTime)
+
+
 events_table = MemoryEvent.__table__  # type: ignore[attr-defined]
 entries_table = MemoryEntry.__table__  # type: ignore[attr-defined]
 entries_revision_table = MemoryEntriesRevision.__table__  # type: ignore[attr-defined]
 entry_sources_table = MemoryEntrySource.__table__  # type: ignore[attr-defined]
 compaction_runs_table = CompactionRun.__table__  # type: ignore[attr-defined]
 llm_calls_table = LlmCall.__table__  # type: ignore[attr-defined]
+scopes_table = MemoryScopeSummary.__table__  # type: ignore[attr-defined]
 
 
 class MemoryEntryVersion(TenantModel, table=True):

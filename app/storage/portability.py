@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage import fulltext
+from app.storage import fulltext, scopes
 from app.storage.lists import in_list
 from app.storage.models import (
     compaction_runs_table,
@@ -191,12 +191,15 @@ async def event_ids_by_idempotency_key(
 async def insert_rows(conn: AsyncConnection, name: str, rows: Sequence[Mapping[str, Any]]) -> None:
     """Insert `rows` (every column but seq, ids and timestamps as given) into table `name`
     in the caller's write transaction; events are indexed for search as appends are
-    (PostgreSQL: a generated column; SQLite: fulltext.INDEX_EVENTS_SQL)."""
+    (PostgreSQL: a generated column; SQLite: fulltext.INDEX_EVENTS_SQL) and counted in their
+    scopes' summary (app.storage.scopes)."""
     if not rows:
         return
     spec = TABLES[name]
     if conn.dialect.name == "postgresql":
         await conn.execute(insert(spec.table), list(rows))
+        if name == "memory_events":
+            await scopes.count_events(conn, [r["id"] for r in rows])
         return
     after = None
     if name == "memory_events":
@@ -206,6 +209,7 @@ async def insert_rows(conn: AsyncConnection, name: str, rows: Sequence[Mapping[s
     await conn.exec_driver_sql(_sqlite_insert(spec), [_sqlite_row(spec, r) for r in rows])
     if after is not None:
         await conn.execute(text(fulltext.INDEX_EVENTS_SQL), {"after": after})
+        await conn.execute(text(scopes.COUNT_EVENTS_SQL), {"after": after})
 
 
 def _sqlite_insert(spec: TableSpec) -> str:

@@ -41,6 +41,7 @@ from app.edge.rest.problems import (
     problem,
     unavailable_problem,
 )
+from app.edge.rest.scopes import list_scopes
 from app.storage.unavailable import TenantUnavailable
 
 # The package's name: operators filter the REST edge's log lines by it.
@@ -124,6 +125,7 @@ def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
         Route("/memory", resource({"GET": list_entries, "POST": create_entry})),
         Route("/memory/events", resource({"GET": list_events, "POST": append_events})),
         Route("/memory/context", resource({"GET": memory_context})),
+        Route("/memory/scopes", resource({"GET": list_scopes})),
         Route("/memory/export", resource({"GET": export_memory})),
         Route("/memory/erasures", resource({"GET": list_erasures, "POST": erase_subject})),
         Route("/memory/events/{id}", resource({"GET": get_event, "DELETE": erase_event})),

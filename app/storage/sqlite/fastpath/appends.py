@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import orjson
 from sqlalchemy import Select
 
-from app.storage import changes, fulltext
+from app.storage import changes, fulltext, scopes
 from app.storage.sqlite.fastpath.compiled import fetch_rows
 
 _R = TypeVar("_R")
@@ -35,8 +35,8 @@ def append_batch_on_thread(
 
 
 def insert_rows(conn: sqlite3.Connection, rows: Rows, columns: Sequence[str]) -> None:
-    """Insert event rows (tuples of `columns`), index them for search and announce them
-    in the outbox."""
+    """Insert event rows (tuples of `columns`), index them for search, announce them in
+    the outbox and count them in their scopes' summary."""
     # The rows to index are exactly those above the highest seq read before the INSERT:
     # the write transaction (BEGIN IMMEDIATE) holds SQLite's write lock, so no other writer
     # adds a row in between. If anything fails the whole transaction rolls back, index rows
@@ -49,6 +49,7 @@ def insert_rows(conn: sqlite3.Connection, rows: Rows, columns: Sequence[str]) ->
         conn.execute(_insert_json_sql(columns), (payload,))
     conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
     conn.execute(changes.ANNOUNCE_EVENTS_SQL, {"after": after})
+    conn.execute(scopes.COUNT_EVENTS_SQL, {"after": after})
 
 
 def _insert_sql(columns: Sequence[str]) -> str:
