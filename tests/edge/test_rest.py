@@ -128,6 +128,7 @@ ROUTES = [
     ("GET", "/memory/export"),
     ("GET", "/memory/mem_x/versions"),
     ("POST", "/memory/mem_x/restore"),
+    ("GET", "/memory/scopes"),
     ("GET", "/memory/erasures"),
     ("POST", "/memory/erasures"),
     ("DELETE", "/memory/events/mem_x"),

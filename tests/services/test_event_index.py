@@ -290,9 +290,11 @@ async def test_no_trigger_indexes_events_at_head(db: TenantDb, container: Contai
     path = container.tenants.path(db.tenant_id)
     with sqlite3.connect(path) as conn:
         found = triggers(conn)
-        # An erased event leaves the index through a delete trigger (migration 0007).
+        # An erased event leaves the index through a delete trigger (migration 0007) and
+        # its scope's count through another (0010).
         assert sorted(found) == [
             "memory_events_fts_delete", "memory_events_immutable", "memory_events_no_delete",
+            "memory_scopes_event_delete",
         ]  # fmt: skip
         assert not any("INSERT INTO memory_events_fts" in sql for sql in found.values())
         assert "AFTER DELETE" in found["memory_events_fts_delete"]

@@ -90,7 +90,7 @@ def test_arguments_are_checked_as_the_class_checks_them() -> None:
     with pytest.raises(TypeError):
         new_event(*EVENT_ARGS[:-1])  # one missing
     with pytest.raises(TypeError):
-        new_edge("c", None, 1.0, [], "extra")  # one too many
+        new_edge("c", None, 1.0, [], 0.5, "extra")  # one too many
 
 
 def test_only_slotted_dataclasses() -> None:
