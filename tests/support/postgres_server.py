@@ -180,8 +180,9 @@ class PostgresServer:
         self.base_dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid: int | None = None
-        # Server settings on top of SERVER_SETTINGS (a Citus node preloads its library).
-        self.settings = {**SERVER_SETTINGS, **(settings or {})}
+        # Server settings on top of SERVER_SETTINGS, read when the server starts (a Citus
+        # node preloads its library).
+        self.extra_settings = dict(settings or {})
 
     # -- what the tests use ---------------------------------------------------------------
 
@@ -332,7 +333,7 @@ class PostgresServer:
             "-p", str(self.port),
             "-k", str(self.socket_dir),
         ]  # fmt: skip
-        for key, value in self.settings.items():
+        for key, value in {**SERVER_SETTINGS, **self.extra_settings}.items():
             argv += ["-c", f"{key}={value}"]
         with self.log_path.open("ab") as log:
             log.write(f"--- port {self.port}\n".encode())
