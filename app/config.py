@@ -309,6 +309,13 @@ class Settings(BaseSettings):
         description="How many hits of each ranking (keywords, meaning) a fused search ranks; "
         "a fused search pages through at most this many.",
     )
+    fusion_min_similarity: float = Field(
+        default=0.15,
+        ge=-1,
+        le=1,
+        description="The least cosine similarity of a hit found by meaning alone; below it an "
+        "entry is found by its words only (unrelated text scores under it, docs/search.md).",
+    )
     fusion_max_vectors: int = Field(
         default=200_000,
         ge=1,

@@ -91,5 +91,5 @@ def _semantic(settings: Settings) -> fusion.Semantic | None:
         return None
     return fusion.Semantic(
         embedder_for=lambda _tenant: local, k=settings.fusion_k, depth=settings.fusion_depth,
-        max_vectors=settings.fusion_max_vectors,
+        max_vectors=settings.fusion_max_vectors, min_similarity=settings.fusion_min_similarity,
     )  # fmt: skip

@@ -45,6 +45,9 @@ class Semantic:
     depth: int = 100
     max_vectors: int = 200_000
     tag_boost: float = TAG_BOOST_SHARE
+    # Nearer than this, or no hit by meaning: without a floor a search by meaning always
+    # finds something, however unrelated (docs/search.md).
+    min_similarity: float = 0.15
     matrices: int = 4  # tenants whose vectors are kept in memory, least recent dropped
     queries: QueryVectors = field(default_factory=QueryVectors)
     _cache: "OrderedDict[str, _Matrix]" = field(default_factory=OrderedDict)
@@ -246,14 +249,16 @@ async def _dense(
     hwm: int,
     text: str,
 ) -> list[tuple[int, float]]:
-    """(seq, cosine similarity) of the `sem.depth` nearest embedded entries, nearest first."""
+    """(seq, cosine similarity) of the `sem.depth` nearest embedded entries at least
+    `sem.min_similarity` near, nearest first."""
     query = await sem.queries.vector(embedder, text)
     allowed: npt.NDArray[np.int64] | None = None
     if conds:
         async with read_statement(db.engine) as conn:
             stmt = select(en.c.seq).where(en.c.seq <= hwm, *conds).limit(sem.max_vectors)
             allowed = np.fromiter((s for (s,) in await conn.execute(stmt)), dtype=np.int64)
-    return await asyncio.to_thread(_nearest, matrix, query, hwm, allowed, sem.depth)
+    nearest = await asyncio.to_thread(_nearest, matrix, query, hwm, allowed, sem.depth)
+    return [(seq, sim) for seq, sim in nearest if sim >= sem.min_similarity]
 
 
 def _nearest(

@@ -61,6 +61,23 @@ async def test_a_paraphrase_with_no_word_in_common_ranks_first(
     assert await _search(db, QUESTION, keyword_only=True) == []
 
 
+async def test_unrelated_words_find_nothing_by_meaning(container: Container, db: TenantDb) -> None:
+    for e in [*OTHERS, PARAPHRASE]:
+        await entries.create_entry(db, e)
+    await _embed_all(container, db)
+    # Every entry is some distance away; none is near enough to count as a hit.
+    assert await _search(db, "zebra migration patterns in kenya") == []
+    assert (await _search(db, QUESTION))[0] == PARAPHRASE.title
+    # With no floor, the nearest entries come back whatever the words (another search: the
+    # page cache keeps the first one's empty page).
+    floor = _semantic(container).min_similarity
+    _semantic(container).min_similarity = -1.0
+    try:
+        assert len(await _search(db, "giraffes of the savanna at night")) == 5
+    finally:
+        _semantic(container).min_similarity = floor
+
+
 async def test_the_tenant_switch_and_changed_entries(container: Container, db: TenantDb) -> None:
     made = [await entries.create_entry(db, e) for e in [*OTHERS, PARAPHRASE]]
     await _embed_all(container, db)
