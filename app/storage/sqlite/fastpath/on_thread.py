@@ -83,16 +83,14 @@ async def _on_thread(
 def _write_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
     # No ROLLBACK here: a transaction left open by an error is rolled back when the
     # connection goes back to the pool (OneHopDialect.do_rollback sees it open).
-    if not isinstance(conn, WriterLockedConnection):
-        conn.execute("BEGIN IMMEDIATE")
-        result = fn(conn)
-        conn.execute("COMMIT")
-        return result
-    conn.lock_writers()
+    locked = conn if isinstance(conn, WriterLockedConnection) else None
+    if locked is not None:
+        locked.lock_writers()
     try:
         conn.execute("BEGIN IMMEDIATE")
         result = fn(conn)
         conn.execute("COMMIT")
     finally:
-        conn.unlock_writers()
+        if locked is not None:
+            locked.unlock_writers()
     return result

@@ -21,7 +21,7 @@ SUFFIX = "-writer"
 
 
 class WriterLockedConnection(sqlite3.Connection):
-    """A sqlite3 connection that can hold its database's writer lock (`writer_lock`)."""
+    """A sqlite3 connection that can hold its database's writer lock (`lock_writers`)."""
 
     def __init__(self, database: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(database, *args, **kwargs)
