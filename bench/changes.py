@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,9 @@ INSERT = (
 SUBSCRIBE = "subscription { memoryChanged { id type time } }"
 
 
-async def raw_rate(path: Path, seconds: float, batch: int, outbox: bool) -> float:
+async def raw_rate(path: Path, seconds: float, batch: int, then: Sequence[str]) -> float:
+    """Appends a second in plain SQLite: the insert and its search index, then each of
+    `then` (a writer's statement over the new rows, `:after` the last seq before them)."""
     async with aiosqlite.connect(path, isolation_level=None) as db:
         await db.execute("PRAGMA journal_mode = WAL")
         await db.execute("PRAGMA synchronous = NORMAL")
@@ -56,8 +59,8 @@ async def raw_rate(path: Path, seconds: float, batch: int, outbox: bool) -> floa
                 (after,) = await cur.fetchone()  # type: ignore[misc]
             await db.executemany(INSERT, rows)
             await db.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
-            if outbox:
-                await db.execute(changes.ANNOUNCE_EVENTS_SQL, {"after": after})
+            for sql in then:
+                await db.execute(sql, {"after": after})
             await db.execute("COMMIT")
             n += batch
         return n / (time.perf_counter() - t0)
@@ -70,8 +73,8 @@ async def part_raw(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
     for batch in (1, 50):
         a, b = [], []
         for _ in range(rounds):
-            a.append(await raw_rate(path, seconds, batch, outbox=False))
-            b.append(await raw_rate(path, seconds, batch, outbox=True))
+            a.append(await raw_rate(path, seconds, batch, then=[]))
+            b.append(await raw_rate(path, seconds, batch, then=[changes.ANNOUNCE_EVENTS_SQL]))
         out[f"batch {batch}"] = {"without": median(a), "with outbox": median(b),
                                  "cost": 1 - median(b) / median(a)}  # fmt: skip
     return out

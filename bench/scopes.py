@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
 from sqlalchemy import func, select
 
 from app import ids
@@ -26,35 +25,8 @@ from app.storage import changes, fulltext, scopes
 from app.storage.models import events_table as ev
 from app.storage.transactions import read_rows
 from bench import context as cb
+from bench.changes import INSERT, raw_rate
 from bench.harness import load_note, median, new_tenant, open_container
-
-INSERT = (
-    "INSERT INTO memory_events (id, scope, scope_ref, kind, body, source, source_ref,"
-    " occurred_at, recorded_at) VALUES (?,?,?,?,?,?,?,?,?)"
-)
-
-
-async def raw_rate(path: Path, seconds: float, batch: int, summary: bool) -> float:
-    async with aiosqlite.connect(path, isolation_level=None) as db:
-        await db.execute("PRAGMA journal_mode = WAL")
-        await db.execute("PRAGMA synchronous = NORMAL")
-        n, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            now = cb.ts(cb.NOW)
-            rows = [(ids.new_id(ids.EVENT), "entity", f"ent_{i % 7}", "note",
-                     "Decision: move 20% of the display budget to search.", "raw", None, now, now)
-                    for i in range(batch)]  # fmt: skip
-            await db.execute("BEGIN IMMEDIATE")
-            async with db.execute(fulltext.LAST_EVENT_SEQ_SQL) as cur:
-                (after,) = await cur.fetchone()  # type: ignore[misc]
-            await db.executemany(INSERT, rows)
-            await db.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
-            await db.execute(changes.ANNOUNCE_EVENTS_SQL, {"after": after})
-            if summary:
-                await db.execute(scopes.COUNT_EVENTS_SQL, {"after": after})
-            await db.execute("COMMIT")
-            n += batch
-        return n / (time.perf_counter() - t0)
 
 
 async def part_append(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
@@ -64,8 +36,10 @@ async def part_append(work: Path, seconds: float, rounds: int) -> dict[str, Any]
     for batch in (1, 50):
         a, b = [], []
         for _ in range(rounds):
-            a.append(await raw_rate(path, seconds, batch, summary=False))
-            b.append(await raw_rate(path, seconds, batch, summary=True))
+            # Both sides announce the change (the outbox), as every append does.
+            outbox = [changes.ANNOUNCE_EVENTS_SQL]
+            a.append(await raw_rate(path, seconds, batch, then=outbox))
+            b.append(await raw_rate(path, seconds, batch, then=[*outbox, scopes.COUNT_EVENTS_SQL]))
         out[f"batch {batch}"] = {"events/s without": round(median(a)),
                                  "events/s with summary": round(median(b)),
                                  "ratio with/without": round(median(b) / median(a), 3)}  # fmt: skip
