@@ -1,7 +1,8 @@
 """The OpenAPI 3.1 document of the REST routes, served at GET /openapi.json without a key.
 
-Schemas come from the pydantic models in app/edge/rest/models.py, so the document cannot drift
-from what the routes parse and answer; paths, parameters and responses are written here.
+Schemas come from the pydantic models in app/edge/rest/models.py and response_models.py, so
+the document cannot drift from what the routes parse and answer; paths, parameters and
+responses are written here.
 """
 
 import functools
@@ -29,6 +30,7 @@ from app.edge.openapi_parts import (
 from app.edge.openapi_paths import _data_rights_paths, _scope_paths, _webhook_paths
 from app.edge.rest import data_rights as rights
 from app.edge.rest import models as rest
+from app.edge.rest import response_models as rest_out
 from app.edge.rest import scopes as rs
 from app.edge.rest import webhooks as wh
 from app.edge.rest.problems import PROBLEM_JSON, Problem, ProblemError
@@ -46,13 +48,13 @@ MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (rest.MemoryEventQuery, "validation"),
     (rest.MemoryContextQuery, "validation"),
     (rest.MemoryExportQuery, "validation"),
-    (rest.MemoryContext, "serialization"),
-    (rest.MemoryEvent, "serialization"),
-    (rest.MemoryEntry, "serialization"),
-    (rest.MemoryEntryItem, "serialization"),
-    (rest.MemoryEntryList, "serialization"),
-    (rest.MemoryEventList, "serialization"),
-    (rest.MemoryEventBatch, "serialization"),
+    (rest_out.MemoryContext, "serialization"),
+    (rest_out.MemoryEvent, "serialization"),
+    (rest_out.MemoryEntry, "serialization"),
+    (rest_out.MemoryEntryItem, "serialization"),
+    (rest_out.MemoryEntryList, "serialization"),
+    (rest_out.MemoryEventList, "serialization"),
+    (rest_out.MemoryEventBatch, "serialization"),
     (Problem, "serialization"),
     (ProblemError, "serialization"),
     (rights.PageQuery, "validation"),

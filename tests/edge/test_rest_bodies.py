@@ -1,4 +1,4 @@
-"""REST event bodies are built as dicts (rest.event_body) rather than through the
+"""REST event bodies are built as dicts (response_models.event_body) rather than through the
 MemoryEvent model, which stays for the OpenAPI document: both must answer the same JSON,
 key for key and byte for byte, for every kind of event."""
 
@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from app.deps import Container
-from app.edge.rest import models as rest
+from app.edge.rest import response_models as rest_out
 from app.edge.rest.encoding import dumps
 from app.services import entries, events
 from app.services.records import EntryIn, Event, EventFilter, EventIn, Scope
@@ -49,28 +49,29 @@ EVENTS = [
 
 
 def model_json(e: Event) -> bytes:
-    return orjson.dumps(rest.MemoryEvent.of(e).model_dump(mode="json"))
+    return orjson.dumps(rest_out.MemoryEvent.of(e).model_dump(mode="json"))
 
 
 @pytest.mark.parametrize("event", EVENTS, ids=[str(i) for i in range(len(EVENTS))])
 def test_event_body_is_the_model_dump(event: Event) -> None:
-    body = rest.event_body(event)
+    body = rest_out.event_body(event)
     assert dumps(body) == model_json(event)
-    assert list(body) == list(rest.MemoryEvent.model_json_schema(by_alias=True)["properties"])
+    assert list(body) == list(rest_out.MemoryEvent.model_json_schema(by_alias=True)["properties"])
     assert orjson.loads(dumps({"items": [body]}))["items"][0] == orjson.loads(model_json(event))
 
 
 def test_event_body_keeps_up_with_the_model() -> None:
     # A field added to MemoryEvent must be added to event_body too.
-    assert set(rest.event_body(BASE)) == {f.alias for f in rest.MemoryEvent.model_fields.values()}
+    fields = {f.alias for f in rest_out.MemoryEvent.model_fields.values()}
+    assert set(rest_out.event_body(BASE)) == fields
 
 
 def test_out_of_range_timestamps_fail_alike() -> None:
     far = replace(BASE, occurred_at=datetime(1, 1, 1, tzinfo=PLUS_2))
     with pytest.raises(ValueError, match="out of range"):
-        rest.event_body(far)
+        rest_out.event_body(far)
     with pytest.raises(ValueError, match="out of range"):
-        rest.MemoryEvent.of(far)
+        rest_out.MemoryEvent.of(far)
 
 
 async def test_http_pages_answer_the_model_dump_of_the_stored_events(

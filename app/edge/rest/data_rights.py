@@ -15,7 +15,6 @@ from app.edge.rest.models import (
     ONE_LINE_PATTERN,
     SCOPE_RULE,
     BodyModel,
-    MemoryEntry,
     QueryModel,
     ResponseModel,
     ScopeIn,
@@ -25,6 +24,9 @@ from app.edge.rest.models import (
 )
 from app.edge.rest.parsing import parse_body, parse_query, read_body, require_json
 from app.edge.rest.problems import LIST_NAMES, service_errors
+from app.edge.rest.response_models import (
+    MemoryEntry,
+)
 from app.services import erasure, history, limits, restore
 from app.services.records import EntrySource, EntryVersion, ErasureReceipt, Scope
 from app.storage.tenants import TenantDb

@@ -21,16 +21,11 @@ from app.edge.rest.models import (
     EVENT_BATCH_IN,
     EVENT_IN,
     READ_ONLY_FIELDS,
-    MemoryContext,
     MemoryContextQuery,
-    MemoryEntry,
-    MemoryEntryItem,
     MemoryEntryQuery,
-    MemoryEvent,
     MemoryEventQuery,
     MemoryExportQuery,
     UpdateMemoryEntryInput,
-    event_body,
 )
 from app.edge.rest.parsing import (
     etag,
@@ -52,6 +47,13 @@ from app.edge.rest.problems import (
     field_error,
     problem,
     service_errors,
+)
+from app.edge.rest.response_models import (
+    MemoryContext,
+    MemoryEntry,
+    MemoryEntryItem,
+    MemoryEvent,
+    event_body,
 )
 from app.services import context, entries, events, portability
 from app.services.records import (
