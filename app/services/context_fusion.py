@@ -33,7 +33,7 @@ async def fused_relevance(
     state = (await conn.execute(vectors.SEARCH_STATE)).first()
     if state is None or state[1]:
         return None
-    matrix = await fusion._matrix(db, sem, embedder.model, int(state[0]))
+    matrix = await fusion._matrix(db, sem, embedder.model, int(state[0]), conn)
     if not len(matrix.seqs):
         return None
     in_scopes = or_(*(
@@ -41,7 +41,7 @@ async def fused_relevance(
         for s, r in scopes
     ))  # fmt: skip
     hwm = int(matrix.seqs.max())
-    dense = await fusion._dense(db, sem, embedder, matrix, [in_scopes], hwm, query)
+    dense = await fusion._dense(db, sem, embedder, matrix, [in_scopes], hwm, query, conn)
     ordered = [seq for seq, _ in sorted(keyword, key=lambda k: -k[1])]
     scores: dict[int, float] = {}
     for ranking in (ordered, [seq for seq, _ in dense[:depth]]):

@@ -4,7 +4,9 @@ word that is a tag in the searched scope is not sent to the embedder; entries ca
 get a small boost). Entries not embedded yet are found by their words alone."""
 
 import asyncio
+import logging
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.adapters.embedders import Embedder, QueryVectors, from_blobs
 from app.services import cursors, search
@@ -22,6 +25,8 @@ from app.storage.lists import in_list
 from app.storage.models import entries_table as en
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement
+
+log = logging.getLogger(__name__)
 
 # The fused search's settings in TenantDb.shared (made by app/deps.py).
 KEY = "semantic_search"
@@ -49,6 +54,12 @@ class Semantic:
     # finds something, however unrelated (docs/search.md).
     min_similarity: float = 0.15
     matrices: int = 4  # tenants whose vectors are kept in memory, least recent dropped
+    # A matrix that took longer than this to read is refreshed in the background after a
+    # change, at most once per `refresh_gap` times its read time: while the indexer or the
+    # writers move the revision on, a big tenant's searches would otherwise each wait for a
+    # whole new read.
+    inline_refresh_seconds: float = 0.05
+    refresh_gap: float = 4.0
     queries: QueryVectors = field(default_factory=QueryVectors)
     _cache: "OrderedDict[str, _Matrix]" = field(default_factory=OrderedDict)
     # (tenant, entries revision, scope, scopeRef, tag) -> whether an entry there carries it
@@ -56,6 +67,7 @@ class Semantic:
     # One read of a tenant's vectors at a time: concurrent searches after a change wait
     # for it rather than each holding a copy.
     _loading: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _refreshing: "dict[str, asyncio.Task[None]]" = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,8 @@ class _Matrix:
     revision: int
     seqs: npt.NDArray[np.int64]
     vectors: npt.NDArray[np.float32]
+    read_seconds: float = 0.0
+    read_at: float = 0.0  # time.monotonic() when the read ended
 
 
 def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
@@ -113,7 +127,8 @@ async def fused_page(
     state = await reads.index_rows(db, vectors.SEARCH_STATE, {})
     if not state or state[0][1]:  # the tenant's switch (or no such row: keywords)
         return None
-    matrix = await _matrix(db, sem, embedder.model, int(state[0][0]))
+    revision = int(state[0][0])
+    matrix = await _matrix(db, sem, embedder.model, revision)
     if not len(matrix.seqs):
         return None  # nothing embedded yet: the keyword search, exactly
     if hwm is None:
@@ -147,7 +162,9 @@ async def fused_page(
             new_edge(cursor, entry, search.score(words, matched), matched,
                      None if sim is None else round(sim, 4))
         )  # fmt: skip
-    return Page(edges, has_next_page=len(ranked) > offset + first)
+    return Page(
+        edges, has_next_page=len(ranked) > offset + first, stale=matrix.revision != revision
+    )
 
 
 async def dense_ranking(
@@ -248,15 +265,21 @@ async def _dense(
     conds: list[Any],
     hwm: int,
     text: str,
+    conn: AsyncConnection | None = None,
 ) -> list[tuple[int, float]]:
     """(seq, cosine similarity) of the `sem.depth` nearest embedded entries at least
-    `sem.min_similarity` near, nearest first."""
+    `sem.min_similarity` near, nearest first; the filter read in `conn` when given (a caller
+    that holds a connection must not wait for a second one from the same pool)."""
     query = await sem.queries.vector(embedder, text)
     allowed: npt.NDArray[np.int64] | None = None
     if conds:
-        async with read_statement(db.engine) as conn:
-            stmt = select(en.c.seq).where(en.c.seq <= hwm, *conds).limit(sem.max_vectors)
-            allowed = np.fromiter((s for (s,) in await conn.execute(stmt)), dtype=np.int64)
+        stmt = select(en.c.seq).where(en.c.seq <= hwm, *conds).limit(sem.max_vectors)
+        if conn is not None:
+            seqs = await conn.execute(stmt)
+        else:
+            async with read_statement(db.engine) as own:
+                seqs = await own.execute(stmt)
+        allowed = np.fromiter((s for (s,) in seqs), dtype=np.int64)
     nearest = await asyncio.to_thread(_nearest, matrix, query, hwm, allowed, sem.depth)
     return [(seq, sim) for seq, sim in nearest if sim >= sem.min_similarity]
 
@@ -282,26 +305,71 @@ def _nearest(
     return [(int(matrix.seqs[where[i]]), float(sims[i])) for i in order]
 
 
-async def _matrix(db: TenantDb, sem: Semantic, model: str, revision: int) -> _Matrix:
-    """The tenant's current vectors by `model` as one matrix, read again only when its
-    entries `revision` moved (a write, or the indexer storing vectors)."""
+async def _matrix(
+    db: TenantDb, sem: Semantic, model: str, revision: int, conn: AsyncConnection | None = None
+) -> _Matrix:
+    """The tenant's current vectors by `model` as one matrix, read again when its entries
+    `revision` moved (a write, or the indexer storing vectors): at once when the read is
+    quick, else in the background while searches use the matrix they have (entries embedded
+    since are found by their words meanwhile). Read in `conn` when given."""
     held = sem._cache.get(db.tenant_id)
-    if held is not None and held.model == model and held.revision == revision:
-        sem._cache.move_to_end(db.tenant_id)
-        return held
+    if held is not None and held.model == model:
+        if held.revision == revision:
+            sem._cache.move_to_end(db.tenant_id)
+            return held
+        if held.read_seconds >= sem.inline_refresh_seconds:
+            _refresh_later(db, sem, model, revision, held)
+            return held
+    if conn is not None:
+        return await _read_now(db, sem, model, revision, conn)
+    async with read_statement(db.engine) as own:
+        return await _read_now(db, sem, model, revision, own)
+
+
+async def _read_now(
+    db: TenantDb, sem: Semantic, model: str, revision: int, conn: AsyncConnection
+) -> _Matrix:
+    # The connection is taken before the lock, so the lock's holder never waits for the pool
+    # while others hold the pool's connections and wait for the lock.
     async with sem._loading:
         held = sem._cache.get(db.tenant_id)
         if held is not None and held.model == model and held.revision == revision:
             return held  # read meanwhile by the search this one waited for
-        return await _read_matrix(db, sem, model, revision)
+        return await _read_matrix(db, sem, model, revision, conn)
 
 
-async def _read_matrix(db: TenantDb, sem: Semantic, model: str, revision: int) -> _Matrix:
-    async with read_statement(db.engine) as conn:
-        rows = await vectors.candidates(conn, model, [], hwm=None, limit=sem.max_vectors)
+def _refresh_later(db: TenantDb, sem: Semantic, model: str, revision: int, held: _Matrix) -> None:
+    """One background read of the tenant's matrix at a time, spaced by `refresh_gap`."""
+    if db.tenant_id in sem._refreshing:
+        return
+    if time.monotonic() - held.read_at < sem.refresh_gap * held.read_seconds:
+        return
+
+    async def refresh() -> None:
+        async with read_statement(db.engine) as conn:
+            await _read_now(db, sem, model, revision, conn)
+
+    task = asyncio.get_running_loop().create_task(refresh())
+    sem._refreshing[db.tenant_id] = task
+    task.add_done_callback(lambda t: _refreshed(sem, db.tenant_id, t))
+
+
+def _refreshed(sem: Semantic, tenant_id: str, task: "asyncio.Task[None]") -> None:
+    sem._refreshing.pop(tenant_id, None)
+    if not task.cancelled() and task.exception() is not None:
+        # The next search that finds the matrix stale tries again; searches keep the old one.
+        log.warning("refreshing the vectors of tenant %s failed: %r", tenant_id, task.exception())
+
+
+async def _read_matrix(
+    db: TenantDb, sem: Semantic, model: str, revision: int, conn: AsyncConnection
+) -> _Matrix:
+    started = time.monotonic()
+    rows = await vectors.candidates(conn, model, [], hwm=None, limit=sem.max_vectors)
     seqs = np.fromiter((s for s, _ in rows), dtype=np.int64, count=len(rows))
     matrix = await asyncio.to_thread(from_blobs, [b for _, b in rows])
-    held = _Matrix(model, revision, seqs, matrix)
+    ended = time.monotonic()
+    held = _Matrix(model, revision, seqs, matrix, ended - started, ended)
     sem._cache[db.tenant_id] = held
     while len(sem._cache) > sem.matrices:
         sem._cache.popitem(last=False)

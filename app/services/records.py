@@ -174,6 +174,9 @@ class Page(Generic[T]):
     # Where the next page starts when it is not the last edge's cursor: a page whose hits
     # a filter after the read dropped (EntryFilter.min_score) goes on from what was read.
     end: str | None = None
+    # Ranked by meaning with vectors older than the entries' revision (a big tenant's
+    # matrix being read again in the background): correct, but not a page to cache.
+    stale: bool = False
 
     @property
     def end_cursor(self) -> str | None:

@@ -183,7 +183,8 @@ async def search_page(
     cache.flights[key, revision] = flight = asyncio.Event()
     try:
         page = await search_fn(db, flt, first=first, after=after)
-        cache.put(key, revision, page)
+        if not page.stale:
+            cache.put(key, revision, page)
     finally:
         del cache.flights[key, revision]
         flight.set()

@@ -279,3 +279,50 @@ async def test_the_page_cache_and_the_question_vector_are_kept(
     await entries.create_entry(db, EntryIn(Scope.ENTITY, "acme", "Lunch", "- pasta"))
     assert (await _search(db, QUESTION))[0] == PARAPHRASE.title  # searched again...
     assert counting.texts == embedded + 1  # ...with the question's kept vector
+
+
+async def test_concurrent_context_loads_never_wait_on_their_own_pool(
+    container: Container, db: TenantDb
+) -> None:
+    """More context loads than the tenant's pool has connections, each needing the vectors
+    read again: each reads in the connection it holds (a second one from the same pool would
+    wait forever once every connection is held by a load waiting for the read)."""
+    import asyncio
+
+    from app.services import context
+
+    for e in [*OTHERS, PARAPHRASE]:
+        await entries.create_entry(db, e)
+    await _embed_all(container, db)
+    await entries.create_entry(db, EntryIn(Scope.ENTITY, "acme", "Lunch", "- pasta"))
+    await _embed_all(container, db)  # the revision moved: the next loads read again
+
+    async def load() -> list[str]:
+        result = await context.load_context(
+            db, scope=Scope.ENTITY, scope_ref="acme", query=QUESTION,
+            max_tokens=400, include_institutional=False,
+        )  # fmt: skip
+        return [e.title for e in result.entries]
+
+    loads = await asyncio.wait_for(asyncio.gather(*(load() for _ in range(16))), timeout=20)
+    assert all(PARAPHRASE.title in titles for titles in loads)
+
+
+async def test_a_slow_matrix_is_refreshed_in_the_background(
+    container: Container, db: TenantDb
+) -> None:
+    """A tenant whose vectors take long to read is searched with the matrix it has while one
+    read runs in the background; the entries embedded since are found by their words."""
+    sem = _semantic(container)
+    for e in OTHERS:
+        await entries.create_entry(db, e)
+    await _embed_all(container, db)
+    assert PARAPHRASE.title not in await _search(db, QUESTION)  # the matrix is read
+    sem.inline_refresh_seconds, sem.refresh_gap = 0.0, 0.0  # every read counts as slow
+    await entries.create_entry(db, PARAPHRASE)
+    await _embed_all(container, db)
+    assert PARAPHRASE.title not in await _search(db, QUESTION)  # the old matrix, at once
+    refreshing = sem._refreshing.get(db.tenant_id)
+    assert refreshing is not None  # ...and one read under way
+    await refreshing
+    assert (await _search(db, QUESTION))[0] == PARAPHRASE.title
