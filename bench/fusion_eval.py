@@ -72,7 +72,7 @@ async def rankings(
     n = len(entries.COLUMNS)
     aware, entity = await fusion.dense_ranking(db, sem, embedder, matrix, flt, hwm)
     target = fulltext.Target.of_engine(db.engine)
-    plain = await fusion._dense(db, sem, embedder, matrix, fusion._conds(flt, target), hwm,
+    plain = await fusion._dense(db, sem, embedder, matrix, fusion.where_of(flt, target), hwm,
                                 q.question)  # fmt: skip
     tags = {int(r[n]): set(r[5]) for r in keyword}
     if entity:

@@ -4,13 +4,11 @@ dense ranking of the entries in the loaded scopes, by reciprocal rank fusion
 
 from collections.abc import Sequence
 
-from sqlalchemy import and_, or_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import fusion
 from app.services.records import Scope
 from app.storage import vectors
-from app.storage.models import entries_table as en
 from app.storage.tenants import TenantDb
 
 
@@ -36,12 +34,9 @@ async def fused_relevance(
     matrix = await fusion._matrix(db, sem, embedder.model, int(state[0]), conn)
     if not len(matrix.seqs):
         return None
-    in_scopes = or_(*(
-        and_(en.c.scope == s.value, en.c.scope_ref.is_(None) if r is None else en.c.scope_ref == r)
-        for s, r in scopes
-    ))  # fmt: skip
+    where = fusion.Where(scopes=tuple((s.value, r) for s, r in scopes))
     hwm = int(matrix.seqs.max())
-    dense = await fusion._dense(db, sem, embedder, matrix, [in_scopes], hwm, query, conn)
+    dense = await fusion._dense(db, sem, embedder, matrix, where, hwm, query, conn)
     ordered = [seq for seq, _ in sorted(keyword, key=lambda k: -k[1])]
     scores: dict[int, float] = {}
     for ranking in (ordered, [seq for seq, _ in dense[:depth]]):

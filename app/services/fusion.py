@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 KEY = "semantic_search"
 ENTITY_WORDS_MAX = 8  # search words looked up as tags: each is one index probe
 TAG_ANSWERS_MAX = 65536  # of those probes' answers kept per process
+SUBSET_SHARE = 4  # a search's rows scored on their own when fewer than 1 in this many
+CANDIDATES_PER_HIT = 4  # nearest entries checked against a search's other filters, per hit
 # A tag named in the search adds this share of a first rank's fused score (tuned with k on
 # the evaluation set's train split: docs/search.md).
 TAG_BOOST_SHARE = 1.0
@@ -76,8 +78,28 @@ class _Matrix:
     revision: int
     seqs: npt.NDArray[np.int64]
     vectors: npt.NDArray[np.float32]
+    # Rows sorted by scope and scopeRef (as codes), and where each scope and each pair
+    # starts and ends: a search reads its scope's rows as one slice.
+    scope_codes: dict[str, int]
+    ref_codes: dict[str | None, int]
+    scope_rows: dict[int, tuple[int, int]]
+    pair_rows: dict[tuple[int, int], tuple[int, int]]
     read_seconds: float = 0.0
     read_at: float = 0.0  # time.monotonic() when the read ended
+
+
+ANY_REF = object()  # in Where.scopes: any scopeRef of the scope
+
+
+@dataclass(frozen=True)
+class Where:
+    """Which embedded entries a dense ranking may return: those in one of `scopes` ((scope,
+    scopeRef) pairs, a None scope for any scope, ANY_REF for any scopeRef; none: every
+    entry), filtered in memory, and passing `conds` on memory_entries, checked in the
+    database on the nearest candidates only."""
+
+    scopes: tuple[tuple[str | None, object], ...] = ()
+    conds: tuple[Any, ...] = ()
 
 
 def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
@@ -88,13 +110,13 @@ def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
     return None if embedder is None else (sem, embedder)
 
 
-def _conds(flt: EntryFilter, target: fulltext.Target) -> list[Any]:
-    """The search's filters as conditions on memory_entries (list_entries' own)."""
+def where_of(flt: EntryFilter, target: fulltext.Target) -> Where:
+    """The search's filters (list_entries' own) as a dense ranking's Where."""
+    scopes: tuple[tuple[str | None, object], ...] = ()
+    if flt.scope is not None or flt.scope_ref is not None:
+        scope = None if flt.scope is None else flt.scope.value
+        scopes = ((scope, ANY_REF if flt.scope_ref is None else flt.scope_ref),)
     conds: list[Any] = []
-    if flt.scope is not None:
-        conds.append(en.c.scope == flt.scope.value)
-    if flt.scope_ref is not None:
-        conds.append(en.c.scope_ref == flt.scope_ref)
     if flt.tags:
         scope = None if flt.scope is None else flt.scope.value
         conds.append(fulltext.entries_tagged(target, flt.tags, scope, flt.scope_ref))
@@ -102,7 +124,7 @@ def _conds(flt: EntryFilter, target: fulltext.Target) -> list[Any]:
         conds.append(en.c.importance >= flt.min_importance)
     if flt.sources:
         conds.append(in_list(en.c.source, [s.value for s in flt.sources]))
-    return conds
+    return Where(scopes, tuple(conds))
 
 
 async def fused_page(
@@ -182,7 +204,7 @@ async def dense_ranking(
     words = search.words(flt.search, "search")
     entity = await _entity_tags(db, sem, matrix.revision, target, words, flt)
     text = _dense_text(flt.search, entity)
-    return await _dense(db, sem, embedder, matrix, _conds(flt, target), hwm, text), entity
+    return await _dense(db, sem, embedder, matrix, where_of(flt, target), hwm, text), entity
 
 
 async def current_matrix(db: TenantDb, sem: Semantic, model: str) -> "_Matrix":
@@ -262,47 +284,92 @@ async def _dense(
     sem: Semantic,
     embedder: Embedder,
     matrix: "_Matrix",
-    conds: list[Any],
+    where: Where,
     hwm: int,
     text: str,
     conn: AsyncConnection | None = None,
 ) -> list[tuple[int, float]]:
     """(seq, cosine similarity) of the `sem.depth` nearest embedded entries at least
-    `sem.min_similarity` near, nearest first; the filter read in `conn` when given (a caller
-    that holds a connection must not wait for a second one from the same pool)."""
+    `sem.min_similarity` near that pass `where`, nearest first; its conditions read in `conn`
+    when given (a caller that holds a connection must not wait for a second one from the
+    same pool)."""
     query = await sem.queries.vector(embedder, text)
-    allowed: npt.NDArray[np.int64] | None = None
-    if conds:
-        stmt = select(en.c.seq).where(en.c.seq <= hwm, *conds).limit(sem.max_vectors)
-        if conn is not None:
-            seqs = await conn.execute(stmt)
-        else:
-            async with read_statement(db.engine) as own:
-                seqs = await own.execute(stmt)
-        allowed = np.fromiter((s for (s,) in seqs), dtype=np.int64)
-    nearest = await asyncio.to_thread(_nearest, matrix, query, hwm, allowed, sem.depth)
-    return [(seq, sim) for seq, sim in nearest if sim >= sem.min_similarity]
+    # With conditions to check in the database, more candidates than a page needs: the
+    # check is bounded by this, whatever the tenant's size.
+    wanted = sem.depth * (CANDIDATES_PER_HIT if where.conds else 1)
+    nearest = await asyncio.to_thread(_nearest, matrix, query, hwm, where, wanted)
+    nearest = [(seq, sim) for seq, sim in nearest if sim >= sem.min_similarity]
+    if not where.conds or not nearest:
+        return nearest[: sem.depth]
+    stmt = select(en.c.seq).where(en.c.seq.in_([s for s, _ in nearest]), *where.conds)
+    if conn is not None:
+        rows = await conn.execute(stmt)
+    else:
+        async with read_statement(db.engine) as own:
+            rows = await own.execute(stmt)
+    passing = {int(s) for (s,) in rows}
+    return [(seq, sim) for seq, sim in nearest if seq in passing][: sem.depth]
 
 
 def _nearest(
     matrix: _Matrix,
     query: npt.NDArray[np.float32],
     hwm: int,
-    allowed: npt.NDArray[np.int64] | None,
+    where: Where,
     depth: int,
 ) -> list[tuple[int, float]]:
-    mask = matrix.seqs <= hwm
-    if allowed is not None:
-        mask &= np.isin(matrix.seqs, allowed)
-    # Every row is scored and the mask applied to the scores: selecting the rows first
-    # would copy the matrix for each search.
-    where = np.flatnonzero(mask)
-    if not len(where):
+    seqs, sims = [], []
+    # Rows are kept sorted by scope and scopeRef, so a scope's rows are one slice: scored in
+    # place, neither copied nor masked out of the whole matrix.
+    for start, end in _row_ranges(matrix, where.scopes):
+        part = matrix.seqs[start:end]
+        scored = matrix.vectors[start:end] @ query
+        below = part <= hwm
+        seqs.append(part[below])
+        sims.append(scored[below])
+    if not seqs:
         return []
-    sims = (matrix.vectors @ query)[where]
-    top = np.argpartition(-sims, depth - 1)[:depth] if len(sims) > depth else np.arange(len(sims))
-    order = top[np.argsort(-sims[top], kind="stable")]
-    return [(int(matrix.seqs[where[i]]), float(sims[i])) for i in order]
+    found, scores = np.concatenate(seqs), np.concatenate(sims)
+    if not len(found):
+        return []
+    top = (
+        np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth
+        else np.arange(len(scores))
+    )  # fmt: skip
+    order = top[np.argsort(-scores[top], kind="stable")]
+    return [(int(found[i]), float(scores[i])) for i in order]
+
+
+def _row_ranges(
+    matrix: _Matrix, scopes: Sequence[tuple[str | None, object]]
+) -> list[tuple[int, int]]:
+    """The matrix's row slices holding `scopes` (Where.scopes), without overlaps."""
+    if not scopes:
+        return [(0, len(matrix.seqs))]
+    ranges: set[tuple[int, int]] = set()
+    for scope, ref in scopes:
+        scope_code = None if scope is None else matrix.scope_codes.get(scope)
+        if scope is not None and scope_code is None:
+            continue
+        if ref is ANY_REF:
+            ranges.add(
+                (0, len(matrix.seqs)) if scope_code is None else matrix.scope_rows[scope_code]
+            )
+            continue
+        ref_code = matrix.ref_codes.get(ref if isinstance(ref, str) else None)
+        if ref_code is None:
+            continue
+        ranges.update(
+            rows for (s, r), rows in matrix.pair_rows.items()
+            if r == ref_code and (scope_code is None or s == scope_code)
+        )  # fmt: skip
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 async def _matrix(
@@ -361,15 +428,43 @@ def _refreshed(sem: Semantic, tenant_id: str, task: "asyncio.Task[None]") -> Non
         log.warning("refreshing the vectors of tenant %s failed: %r", tenant_id, task.exception())
 
 
+def _runs(keys: npt.NDArray[np.int64], parts: Any = None) -> dict[Any, tuple[int, int]]:
+    """Where each value of sorted `keys` starts and ends; keyed by the value, or by the
+    tuple of `parts` at that row."""
+    if not len(keys):
+        return {}
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    ends = np.r_[starts[1:], len(keys)]
+    return {
+        (int(keys[a]) if parts is None else tuple(int(p[a]) for p in parts)): (int(a), int(b))
+        for a, b in zip(starts, ends, strict=True)
+    }
+
+
 async def _read_matrix(
     db: TenantDb, sem: Semantic, model: str, revision: int, conn: AsyncConnection
 ) -> _Matrix:
     started = time.monotonic()
-    rows = await vectors.candidates(conn, model, [], hwm=None, limit=sem.max_vectors)
-    seqs = np.fromiter((s for s, _ in rows), dtype=np.int64, count=len(rows))
-    matrix = await asyncio.to_thread(from_blobs, [b for _, b in rows])
+    rows = await vectors.matrix_rows(conn, model, limit=sem.max_vectors)
+    scope_codes: dict[str, int] = {}
+    ref_codes: dict[str | None, int] = {}
+    count = len(rows)
+    scopes = np.fromiter(
+        (scope_codes.setdefault(r[1], len(scope_codes)) for r in rows), dtype=np.int64, count=count
+    )
+    refs = np.fromiter(
+        (ref_codes.setdefault(r[2], len(ref_codes)) for r in rows), dtype=np.int64, count=count
+    )
+    order = np.lexsort((refs, scopes))
+    scopes, refs = scopes[order], refs[order]
+    seqs = np.fromiter((rows[i][0] for i in order), dtype=np.int64, count=count)
+    matrix = await asyncio.to_thread(from_blobs, [rows[i][3] for i in order])
     ended = time.monotonic()
-    held = _Matrix(model, revision, seqs, matrix, ended - started, ended)
+    held = _Matrix(
+        model, revision, seqs, matrix, scope_codes, ref_codes,
+        _runs(scopes), _runs(scopes * len(ref_codes) + refs, (scopes, refs)),
+        ended - started, ended,
+    )  # fmt: skip
     sem._cache[db.tenant_id] = held
     while len(sem._cache) > sem.matrices:
         sem._cache.popitem(last=False)

@@ -102,21 +102,19 @@ async def claim(conn: AsyncConnection, model: str, owner: str, seconds: float) -
     return True
 
 
-async def candidates(
-    conn: AsyncConnection, model: str, conds: Sequence[Any], *, hwm: int | None, limit: int
-) -> list[tuple[int, bytes]]:
-    """(seq, vector) of the entries passing `conds` at or below `hwm` whose vector by
-    `model` is of their current version: the newest `limit` of them."""
+async def matrix_rows(
+    conn: AsyncConnection, model: str, *, limit: int
+) -> list[tuple[int, str, str | None, bytes]]:
+    """(seq, scope, scopeRef, vector) of the newest `limit` entries whose vector by `model`
+    is of their current version: what a process holds to rank by meaning."""
     stmt = (
-        select(en.c.seq, vec.c.vector)
+        select(en.c.seq, en.c.scope, en.c.scope_ref, vec.c.vector)
         .select_from(en.join(vec, vec.c.entry_seq == en.c.seq))
-        .where(vec.c.model == model, vec.c.version == en.c.version, *conds)
+        .where(vec.c.model == model, vec.c.version == en.c.version)
         .order_by(en.c.seq.desc())
         .limit(limit)
     )
-    if hwm is not None:
-        stmt = stmt.where(en.c.seq <= hwm)
-    return [(int(s), bytes(b)) for s, b in await conn.execute(stmt)]
+    return [(int(q), s, r, bytes(b)) for q, s, r, b in await conn.execute(stmt)]
 
 
 # The entries revision and the keyword-only switch in one index-bounded read: what a search
