@@ -111,7 +111,7 @@ async def run(args: argparse.Namespace) -> None:
                 await seed(db, args.entries)
                 print(f"{args.entries} entries seeded in {time.perf_counter() - t:.0f} s")
                 assert c.semantic is not None
-                embedder = c.semantic.embedder_for(tenant.id)
+                embedder = await c.semantic.embedder_for(tenant.id)
                 assert embedder is not None
                 w, t = time.perf_counter(), time.process_time()
                 await indexer.catch_up(db, embedder, batch=512, owner="bench")
