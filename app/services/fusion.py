@@ -379,7 +379,9 @@ async def _matrix(
         if held.revision == revision:
             sem._cache.move_to_end(db.tenant_id)
             return held
-        if held.read_seconds >= sem.inline_refresh_seconds:
+        # An empty matrix is read again at once however long it took (a slow disk, a busy
+        # machine): its searches would otherwise keep finding nothing by meaning.
+        if len(held.seqs) and held.read_seconds >= sem.inline_refresh_seconds:
             _refresh_later(db, sem, model, revision, held)
             return held
     if conn is not None:

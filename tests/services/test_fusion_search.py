@@ -344,7 +344,8 @@ async def test_a_slow_matrix_is_refreshed_in_the_background(
     await entries.create_entry(db, PARAPHRASE)
     await _embed_all(container, db)
     assert PARAPHRASE.title not in await _search(db, QUESTION)  # the old matrix, at once
+    # ...and one read under way (on a fast database it may have ended with the search).
     refreshing = sem._refreshing.get(db.tenant_id)
-    assert refreshing is not None  # ...and one read under way
-    await refreshing
+    if refreshing is not None:
+        await refreshing
     assert (await _search(db, QUESTION))[0] == PARAPHRASE.title

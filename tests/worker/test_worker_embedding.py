@@ -110,6 +110,8 @@ async def test_the_worker_embeds_gateway_tenants_through_dlp_and_budget(
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 30)
+    status = await jet(env, tmp_path, "search", remote.id)
+    assert f"fused with meaning; 3/3 entries embedded by {MODEL} (embedded by the worker" in status
     async with c.tenants.lease(local.id) as db, read_statement(db.engine) as conn:
         vectors = await conn.execute(select(func.count()).select_from(entry_vectors_table))
         assert vectors.scalar() == 0  # by no model: the local-model tenant is the API's
