@@ -149,13 +149,13 @@ async def run(args: argparse.Namespace) -> None:
                 for _ in range(args.rounds):
                     for mode, keyword_only in MODES.items():
                         full = mode == "fused, full rows"
-                        entries._keyword_ranking = _full_rows_ranking if full else seq_only  # type: ignore[assignment]
+                        entries._keyword_ranking = _full_rows_ranking if full else seq_only
                         t = time.process_time()
                         lat = await clients(db, keyword_only, args.searches)
                         cpus[mode].append((time.process_time() - t) / len(lat))
                         p95s[mode].append(p95(lat))
                         medians[mode].append(statistics.median(lat))
-                entries._keyword_ranking = seq_only  # type: ignore[assignment]
+                entries._keyword_ranking = seq_only
         finally:
             await c.aclose()
     for mode in MODES:

@@ -142,7 +142,7 @@ def test_score_fusion() -> None:
     assert ranked[0][1] == pytest.approx(0.8 * 0.9 + 0.2 * 0.5)
     # A tag named in the search lifts its entries by the boost.
     boosted = fusion.fuse(keyword, dense, sem, boosted={1})
-    assert boosted[0] == (1, pytest.approx(0.8 + sem.tag_boost))
+    assert boosted[0][0] == 1 and boosted[0][1] == pytest.approx(0.8 + sem.tag_boost)
     # Keywords only (nothing near enough): the keyword order, exactly.
     assert [s for s, _ in fusion.fuse(keyword, [], sem)] == [1, 2, 3]
 

@@ -117,7 +117,7 @@ async def test_the_worker_embeds_gateway_tenants_through_dlp_and_budget(
         assert vectors.scalar() == 0  # by no model: the local-model tenant is the API's
     assert len(gateway.received) == before  # nothing more to embed: no call
     # What left: every text after DLP (the card redacted), with the tenant's key and model.
-    sent = [t for r in gateway.received for t in r.json["input"]]  # type: ignore[union-attr]
+    sent = [str(t) for r in gateway.received for t in r.json["input"]]  # type: ignore[attr-defined]
     assert len(sent) == len(notes) and not any(CARD in t for t in sent)
     assert all(CARD.encode() not in r.raw for r in gateway.received)
     assert {r.headers.get("authorization") for r in gateway.received} == {f"Bearer {GATEWAY_KEY}"}
