@@ -285,7 +285,9 @@ class Settings(BaseSettings):
         default="local",
         description="What embeds entries for search by meaning (docs/search.md): `local`, the "
         "WordLlama model installed by `make` (CPU, in the API and worker processes), or `none` "
-        "(keyword search only).",
+        "(keyword search only, whatever the tenants' policies). Each tenant's policy chooses "
+        "between the local model, its own gateway and none (`jet-memory tenants configure "
+        "--embedder`).",
     )
     embed_batch: int = Field(
         default=64, ge=1, le=1000, description="Entries the background indexer embeds per batch."
@@ -295,12 +297,13 @@ class Settings(BaseSettings):
         gt=0,
         description="How often the background indexer looks for entries to embed, per process.",
     )
-    fusion_k: int = Field(
-        default=5,
-        ge=1,
-        le=1000,
-        description="The reciprocal rank fusion constant: a hit at rank r on a side scores "
-        "1 / (k + r). Tuned on the evaluation set (docs/search.md).",
+    fusion_dense_weight: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="The meaning side's share of a fused score (the words' is the rest): 0 "
+        "ranks by words, meaning only adding hits after them. Tuned on the evaluation set "
+        "(docs/search.md).",
     )
     fusion_depth: int = Field(
         default=100,

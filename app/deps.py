@@ -11,6 +11,7 @@ from app.adapters import embedders
 from app.config import Settings
 from app.services import fusion, search_cache
 from app.services.change_feeds import ChangeFeeds
+from app.services.embedder_choice import TenantEmbedders
 from app.services.indexer import Indexer
 from app.services.ratelimit import RateLimiter
 from app.services.tenants import Authenticator
@@ -30,17 +31,23 @@ class Container:
     feeds: ChangeFeeds | None = None
     # Search by meaning (app/services/fusion.py); None: keywords only (JET_EMBEDDER=none).
     semantic: fusion.Semantic | None = None
+    # Each tenant's embedder, from its policy (local model, its gateway, none).
+    embedders: TenantEmbedders | None = None
 
-    def indexer(self) -> Indexer | None:
-        """The background indexer over this container's tenants (the API starts it)."""
-        if self.semantic is None:
+    def indexer(self, *, worker: bool = False) -> Indexer | None:
+        """The background indexer over this container's tenants: the API's embeds the
+        local-model tenants, the worker's (`worker`) the tenants embedding by their gateway."""
+        if self.embedders is None:
             return None
         return Indexer(
-            self.control, self.tenants, self.semantic.embedder_for,
+            self.control, self.tenants,
+            self.embedders.for_worker if worker else self.embedders.for_api,
             batch=self.settings.embed_batch, interval=self.settings.embed_interval_seconds,
         )  # fmt: skip
 
     async def aclose(self) -> None:
+        if self.embedders is not None:
+            await self.embedders.aclose()
         if self.feeds is not None:
             await self.feeds.aclose()
         await self.tenants.aclose()
@@ -58,10 +65,13 @@ async def build(settings: Settings) -> Container:
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
         shared[search_cache.KEY] = search_cache.SearchCache(settings.search_cache_pages)
-    semantic = _semantic(settings)
+    tenants = TenantDatabases(settings, shared=shared)
+    embedders = None
+    if settings.embedder != "none":
+        embedders = TenantEmbedders(control, tenants, _local_embedder())
+    semantic = None if embedders is None else _semantic(settings, embedders)
     if semantic is not None:
         shared[fusion.KEY] = semantic
-    tenants = TenantDatabases(settings, shared=shared)
     return Container(
         settings=settings,
         control=control,
@@ -74,6 +84,7 @@ async def build(settings: Settings) -> Container:
             per_key=settings.subscriptions_per_key,
         ),
         semantic=semantic,
+        embedders=embedders,
     )
 
 
@@ -83,13 +94,9 @@ def _local_embedder() -> embedders.LocalEmbedder | None:
     return embedders.load_local()
 
 
-def _semantic(settings: Settings) -> fusion.Semantic | None:
-    if settings.embedder == "none":
-        return None
-    local = _local_embedder()
-    if local is None:
-        return None
+def _semantic(settings: Settings, embedders: TenantEmbedders) -> fusion.Semantic:
     return fusion.Semantic(
-        embedder_for=lambda _tenant: local, k=settings.fusion_k, depth=settings.fusion_depth,
-        max_vectors=settings.fusion_max_vectors, min_similarity=settings.fusion_min_similarity,
+        embedder_for=embedders.for_tenant, weight=settings.fusion_dense_weight,
+        depth=settings.fusion_depth, max_vectors=settings.fusion_max_vectors,
+        min_similarity=settings.fusion_min_similarity,
     )  # fmt: skip

@@ -1,5 +1,6 @@
 """The arq worker: a 06:17 UTC cron fans out one compaction job per active tenant and day,
-and a loop for the worker's life delivers webhooks from each tenant's outbox.
+a loop for the worker's life delivers webhooks from each tenant's outbox, and another
+embeds the entries of the tenants whose embedder is their gateway.
 
 Jobs call the same services as the API (app.services.compaction.compact_tenant);
 nothing here touches a database directly. Run it with `jet-memory worker` or
@@ -37,6 +38,7 @@ from app.config import Settings
 from app.embedded_redis import recorded_url
 from app.services import changes, compaction, webhook_delivery
 from app.services.compaction import CompactionRunRecord
+from app.services.indexer import Indexer
 
 log = logging.getLogger(__name__)
 
@@ -216,12 +218,21 @@ async def startup(ctx: Ctx) -> None:
     # reused across its buckets. Timeouts are per request, from the tenant's policy.
     ctx["http"] = httpx.AsyncClient()
     ctx["webhooks"] = asyncio.create_task(deliver_webhooks(ctx), name="webhooks")
+    # The tenants that embed by their own gateway are embedded here, through its DLP and
+    # budget (the API processes embed the local-model tenants).
+    indexer = ctx["container"].indexer(worker=True)
+    if indexer is not None:
+        indexer.start()
+        ctx["indexer"] = indexer
     kw = ctx["redis"].connection_pool.connection_kwargs  # no password in what is logged
     redis_at = kw.get("path") or f"{kw.get('host')}:{kw.get('port')}/{kw.get('db', 0)}"
     log.info("worker ready: %s, Redis %s", settings.storage_label, redis_at)
 
 
 async def shutdown(ctx: Ctx) -> None:
+    indexer: Indexer | None = ctx.pop("indexer", None)
+    if indexer is not None:
+        await indexer.aclose()
     webhooks: asyncio.Task[None] | None = ctx.pop("webhooks", None)
     if webhooks is not None:
         webhooks.cancel()

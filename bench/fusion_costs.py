@@ -1,6 +1,8 @@
 """What search by meaning costs: CPU per embedded entry and per query, RSS with the local
 model loaded, and memoryEntries search p95 at 16 concurrent clients with and without it
-(keywordOnly), alternating in the same run, the search page cache off.
+(keywordOnly), alternating in the same run, the search page cache off. A third mode, "fused,
+full rows", reads the keyword side's whole rows as the fused search did before it read
+only seq and rank (the A/B of that change).
 
 Usage: .venv/bin/python -m bench.fusion_costs [--entries 100000] [--rounds 3] [--searches 40]
 Through the services in one process (the API's own code path below the HTTP edge).
@@ -21,8 +23,9 @@ from typing import Any
 from app.adapters import embedders
 from app.config import Settings
 from app.deps import build
-from app.services import entries, indexer, tenants
+from app.services import cursors, entries, indexer, tenants
 from app.services.records import EntryFilter, Scope
+from app.storage import fulltext, reads
 from app.storage.models import entries_table as en
 from app.storage.transactions import write_transaction
 from app.storage.types import utcnow
@@ -65,6 +68,24 @@ async def seed(db: Any, n: int) -> None:
     for start in range(0, n, 5000):
         async with write_transaction(db.engine) as conn:
             await conn.execute(en.insert(), rows[start : start + 5000])
+
+
+async def _full_rows_ranking(
+    db: Any, flt: EntryFilter, hwm: int, limit: int
+) -> list[tuple[int, float]]:
+    """The keyword side as the fused search read it before: the best `limit` whole rows,
+    each made an Entry, for their (seq, rank)."""
+    target = fulltext.Target.of_engine(db.engine)
+    cursor = cursors.encode("entries-search", [hwm, 0])
+    stmt, values, _, _, words = entries._search_query(target, flt, limit - 1, cursor)
+    rows = await reads.search_rows(db, stmt, values, words)
+    n = len(entries.COLUMNS)
+    for r in rows:
+        entries.to_entry(r)
+    return [(int(r[n]), float(r[n + 1])) for r in rows]
+
+
+MODES = {"keywords only": True, "fused": False, "fused, full rows": False}
 
 
 async def clients(db: Any, keyword_only: bool, searches: int) -> list[float]:
@@ -111,7 +132,7 @@ async def run(args: argparse.Namespace) -> None:
                 await seed(db, args.entries)
                 print(f"{args.entries} entries seeded in {time.perf_counter() - t:.0f} s")
                 assert c.semantic is not None
-                embedder = c.semantic.embedder_for(tenant.id)
+                embedder = await c.semantic.embedder_for(tenant.id)
                 assert embedder is not None
                 w, t = time.perf_counter(), time.process_time()
                 await indexer.catch_up(db, embedder, batch=512, owner="bench")
@@ -121,26 +142,31 @@ async def run(args: argparse.Namespace) -> None:
                       f"{rss_mb():.0f} MB")  # fmt: skip
                 await clients(db, False, 2)  # warm: the tenant's vector matrix is read once
                 print(f"max RSS with {args.entries} vectors held: {rss_mb():.0f} MB")
-                p95s: dict[bool, list[float]] = {True: [], False: []}
-                medians: dict[bool, list[float]] = {True: [], False: []}
-                cpus: dict[bool, list[float]] = {True: [], False: []}
+                p95s: dict[str, list[float]] = {m: [] for m in MODES}
+                medians: dict[str, list[float]] = {m: [] for m in MODES}
+                cpus: dict[str, list[float]] = {m: [] for m in MODES}
+                seq_only = entries._keyword_ranking
                 for _ in range(args.rounds):
-                    for keyword_only in (True, False):
+                    for mode, keyword_only in MODES.items():
+                        full = mode == "fused, full rows"
+                        entries._keyword_ranking = _full_rows_ranking if full else seq_only
                         t = time.process_time()
                         lat = await clients(db, keyword_only, args.searches)
-                        cpus[keyword_only].append((time.process_time() - t) / len(lat))
-                        p95s[keyword_only].append(p95(lat))
-                        medians[keyword_only].append(statistics.median(lat))
+                        cpus[mode].append((time.process_time() - t) / len(lat))
+                        p95s[mode].append(p95(lat))
+                        medians[mode].append(statistics.median(lat))
+                entries._keyword_ranking = seq_only
         finally:
             await c.aclose()
-    for keyword_only, name in ((True, "keywords only"), (False, "fused")):
-        print(f"{name:14s} p95 {statistics.median(p95s[keyword_only]) * 1e3:7.1f} ms, median "
-              f"{statistics.median(medians[keyword_only]) * 1e3:7.1f} ms, CPU per query "
-              f"{statistics.median(cpus[keyword_only]) * 1e3:6.2f} ms")  # fmt: skip
-    ratio = statistics.median(p95s[False]) / statistics.median(p95s[True])
-    cpu_ratio = statistics.median(cpus[False]) / statistics.median(cpus[True])
-    print(f"fused / keywords: p95 x{ratio:.2f}, CPU per query x{cpu_ratio:.2f}; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")  # fmt: skip
+    for mode in MODES:
+        print(f"{mode:17s} p95 {statistics.median(p95s[mode]) * 1e3:7.1f} ms, median "
+              f"{statistics.median(medians[mode]) * 1e3:7.1f} ms, CPU per query "
+              f"{statistics.median(cpus[mode]) * 1e3:6.2f} ms")  # fmt: skip
+    for a, b in (("fused", "keywords only"), ("fused", "fused, full rows")):
+        ratio = statistics.median(p95s[a]) / statistics.median(p95s[b])
+        cpu_ratio = statistics.median(cpus[a]) / statistics.median(cpus[b])
+        print(f"{a} / {b}: p95 x{ratio:.2f}, CPU per query x{cpu_ratio:.2f}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,8 +3,8 @@ meaning (dense), and fused, on the context-loader set (docs/context-eval.md), ea
 entry (its speaker's first name a tag), tuned on the train split and reported on held-out.
 
 Usage: .venv/bin/python -m bench.fusion_eval [--quick] [--json OUT]
-The fusion constant k and the tag boost are chosen by recall@10 on train; docs/search.md
-holds the table this prints.
+The score fusion's weight, zero and tag boost are chosen by R@5 + R@10 + R@20 on train;
+docs/search.md holds the table this prints (and the rank fusion it replaced).
 """
 
 import argparse
@@ -31,8 +31,12 @@ from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement
 from bench.context_eval import RECALL_AT, EvalSet, Question, read_set
 
-KS = (5, 10, 20, 60)
-BOOSTS = (0.0, 0.5, 1.0)
+# The score fusion's grid (app/services/fusion.py): the dense side's weight, the similarity
+# counted as nothing, the tag boost; chosen by R@5 + R@10 + R@20 on train.
+WEIGHTS = (0.1, 0.15, 0.2, 0.25, 0.3)
+ZEROS = (0.0, 0.05, 0.1)
+BOOSTS = (0.0, 0.1, 0.2, 0.3)
+FLOOR = 0.15  # a hit by meaning alone (JET_FUSION_MIN_SIMILARITY)
 DEPTH = 100  # each side's hits that fusion ranks (the keyword side's page maximum)
 _SPEAKER = re.compile(r"^([A-Z][\w'-]*)(?: [A-Z][\w'-]*)?: ")
 
@@ -61,41 +65,56 @@ def _recall(ranked: Sequence[int], turn_of: dict[int, str], q: Question) -> dict
 async def rankings(
     db: TenantDb, sem: fusion.Semantic, evalset: EvalSet, q: Question
 ) -> dict[str, Any]:
-    """One question's keyword, dense (plain and entity-aware) rankings and boosted seqs."""
+    """One question's keyword ranking (seq, rank), dense rankings (seq, similarity; plain
+    and entity-aware, no floor) and the seqs carrying a tag named in it."""
     conv = evalset.conversations[q.conversation]
     flt = EntryFilter(search=q.question, scope=Scope(conv["scope"]), scope_ref=conv["scope_ref"])
-    embedder = sem.embedder_for(db.tenant_id)
+    embedder = await sem.embedder_for(db.tenant_id)
     assert embedder is not None
     matrix = await fusion.current_matrix(db, sem, embedder.model)
     hwm = 2**31 - 1
-    keyword = await entries._keyword_rows(db, flt, hwm, DEPTH)
-    n = len(entries.COLUMNS)
+    keyword = await entries._keyword_ranking(db, flt, hwm, DEPTH)
     aware, entity = await fusion.dense_ranking(db, sem, embedder, matrix, flt, hwm)
     target = fulltext.Target.of_engine(db.engine)
     plain = await fusion._dense(db, sem, embedder, matrix, fusion.where_of(flt, target), hwm,
                                 q.question)  # fmt: skip
-    tags = {int(r[n]): set(r[5]) for r in keyword}
-    if entity:
-        async with read_statement(db.engine) as conn:
-            seqs = [s for s, _ in aware if s not in tags]
-            for seq, t in await conn.execute(select(en.c.seq, en.c.tags).where(en.c.seq.in_(seqs))):
-                tags[int(seq)] = set(t)
-    return {
-        "keyword": [int(r[n]) for r in keyword],
-        "plain": [s for s, _ in plain],
-        "aware": [s for s, _ in aware],
-        "boosted": {s for s, t in tags.items() if entity & t},
-    }
+    seqs = list(dict.fromkeys([s for s, _ in keyword] + [s for s, _ in aware]))
+    boosted = await fusion._carrying(db, entity, flt, seqs) if entity else set()
+    return {"keyword": keyword, "plain": plain, "aware": aware, "boosted": boosted}
+
+
+def rrf(keyword: Sequence[int], dense: Sequence[int], k: int, boosted: set[int],
+        boost: float) -> list[int]:  # fmt: skip
+    """Reciprocal rank fusion (the fusion before this one, kept for the comparison): each
+    seq scores 1/(k + rank) per side, plus `boost` times a first rank's score if boosted."""
+    scores: dict[int, float] = {}
+    for ranking in (keyword, dense):
+        for rank, seq in enumerate(ranking, 1):
+            scores[seq] = scores.get(seq, 0.0) + 1.0 / (k + rank)
+    for seq in boosted & scores.keys():
+        scores[seq] += boost / (k + 1)
+    at = {seq: i for i, seq in enumerate(keyword)}
+    return sorted(scores, key=lambda s: (-scores[s], at.get(s, len(at)), -s))
 
 
 def measures(r: dict[str, Any]) -> dict[str, list[int]]:
-    out = {"keywords": r["keyword"], "dense": r["plain"], "dense, entity-aware": r["aware"]}
-    for k, boost in itertools.product(KS, BOOSTS):
-        out[f"fusion k={k} boost={boost}"] = fusion.fuse(
-            r["keyword"], r["aware"], k=k, boosted=r["boosted"], boost=boost
-        )
-        out[f"fusion k={k} plain"] = fusion.fuse(r["keyword"], r["plain"], k=k, boosted=set())
+    def floored(side: str) -> list[int]:  # meaning alone: the product's floor applies
+        return [s for s, sim in r[side] if sim >= FLOOR]
+
+    kw = [s for s, _ in r["keyword"]]
+    out = {"keywords": kw, "dense": floored("plain"), "dense, entity-aware": floored("aware")}
+    out["rrf k=60 plain"] = rrf(kw, floored("plain"), 60, set(), 0)
+    out["rrf k=5 boost=1.0"] = rrf(kw, floored("aware"), 5, r["boosted"], 1.0)
+    for weight, zero, boost in itertools.product(WEIGHTS, ZEROS, BOOSTS):
+        sem = fusion.Semantic(_none, weight=weight, zero=zero, tag_boost=boost,
+                              min_similarity=FLOOR)  # fmt: skip
+        fused = fusion.fuse(r["keyword"], r["aware"], sem, boosted=r["boosted"])
+        out[f"scores w={weight} zero={zero} boost={boost}"] = [s for s, _ in fused]
     return out
+
+
+async def _none(_tenant: str) -> None:
+    return None
 
 
 async def run(quick: bool) -> dict[str, Any]:
@@ -115,7 +134,8 @@ async def run(quick: bool) -> dict[str, Any]:
                 sem = c.semantic
                 assert sem is not None, "the local embedder is installed by make"
                 sem.depth = DEPTH
-                embedder = sem.embedder_for(db.tenant_id)
+                sem.zero = -2.0  # every similarity: each variant applies its own
+                embedder = await sem.embedder_for(db.tenant_id)
                 assert embedder is not None
                 await indexer.catch_up(db, embedder, batch=256, owner="eval")
                 t2 = time.perf_counter()
@@ -135,8 +155,8 @@ async def run(quick: bool) -> dict[str, Any]:
         }
         for split, n in counts.items()
     }
-    fused = [m for m in rates["train"] if m.startswith("fusion")]
-    best = max(fused, key=lambda m: (rates["train"][m][10], rates["train"][m][20]))
+    fused = [m for m in rates["train"] if m.startswith("scores")]
+    best = max(fused, key=lambda m: (sum(rates["train"][m].values()), rates["train"][m][10]))
     return {
         "entries": len(turn_of), "questions": counts, "load_s": t1 - t0, "embed_s": t2 - t1,
         "model": embedder.model, "chosen_on_train": best, "rates": rates,
@@ -144,14 +164,15 @@ async def run(quick: bool) -> dict[str, Any]:
 
 
 def table(result: dict[str, Any]) -> str:
-    rows = ["keywords", "dense", "dense, entity-aware", "fusion k=60 plain", "fusion k=10 plain",
-            "fusion k=10 boost=0.5", result["chosen_on_train"]]  # fmt: skip
+    rows = ["keywords", "dense", "dense, entity-aware", "rrf k=60 plain", "rrf k=5 boost=1.0",
+            f"scores w={fusion.DENSE_WEIGHT} zero={fusion.SIMILARITY_ZERO} "
+            f"boost={fusion.TAG_BOOST}", result["chosen_on_train"]]  # fmt: skip
     lines = []
     for split in ("train", "held-out"):
         lines.append(f"{split} ({result['questions'][split]} questions)   R@5   R@10   R@20")
         for name in dict.fromkeys(rows):
             r = result["rates"][split][name]
-            lines.append(f"  {name:28s}" + "".join(f" {100 * r[k]:5.1f}" for k in RECALL_AT))
+            lines.append(f"  {name:36s}" + "".join(f" {100 * r[k]:5.1f}" for k in RECALL_AT))
     return "\n".join(lines)
 
 

@@ -75,6 +75,10 @@ class QueryVectors:
         self.size = size
         self._vectors: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
 
+    def held(self, embedder: Embedder, text: str) -> npt.NDArray[np.float32] | None:
+        """The question's vector if kept, without embedding it."""
+        return self._vectors.get((embedder.model, text))
+
     async def vector(self, embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
         key = (embedder.model, text)
         found = self._vectors.get(key)

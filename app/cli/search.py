@@ -31,7 +31,8 @@ def add_commands(sub: Any, run: Run) -> None:
 
 async def _search(c: Container, args: argparse.Namespace) -> int:
     tenant = await tenant_service.resolve_tenant(c.control, args.tenant)
-    embedder = None if c.semantic is None else c.semantic.embedder_for(tenant.id)
+    embedder = None if c.embedders is None else await c.embedders.for_tenant(tenant.id)
+    policy = None if c.embedders is None else await c.embedders.policy(tenant.id)
     async with c.tenants.lease(tenant.id) as db:
         if args.keyword_only or args.fused:
             await indexer.set_keyword_only(db, args.keyword_only)
@@ -40,11 +41,14 @@ async def _search(c: Container, args: argparse.Namespace) -> int:
             await indexer.drop_other_models(db, embedder.model)
         keyword_only = await indexer.keyword_only(db)
         if embedder is None:
-            print(f"{tenant.id} ({tenant.name}): keyword-only (no embedder: JET_EMBEDDER)")
+            why = "JET_EMBEDDER" if policy is None else f"the tenant's embedder: {policy.embedder}"
+            print(f"{tenant.id} ({tenant.name}): keyword-only (no embedder: {why})")
             return 0
         done, total = await indexer.counts(db, embedder.model)
     mode = "keyword-only" if keyword_only else "fused with meaning"
+    where = "the worker" if getattr(embedder, "remote", False) else "the API processes"
     print(
         f"{tenant.id} ({tenant.name}): {mode}; {done}/{total} entries embedded by {embedder.model}"
+        f" (embedded by {where}; set with `jet-memory tenants configure --embedder`)"
     )
     return 0

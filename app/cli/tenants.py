@@ -86,6 +86,10 @@ def cmd_tenants_configure(settings: Settings, args: argparse.Namespace) -> int:
         for name in ("budget_daily_tokens", "budget_monthly_tokens"):
             if getattr(args, name) is not None:
                 changes[name] = _budget(getattr(args, name))
+        if args.embedder is not None:
+            changes["embedder"] = args.embedder
+        if args.embeddings_model is not None:
+            changes["embeddings_model"] = args.embeddings_model
         policy = await policies.configure_tenant(c.control, tenant.id, **changes)
         _print_policy(tenant, policy)
         return 0
@@ -178,6 +182,13 @@ def add_parsers(sub: Any) -> Any:
         tf.add_argument(
             f"--budget-{period}-tokens", metavar="N", help="a number of tokens, or 'unlimited'"
         )
+    tf.add_argument(
+        "--embedder",
+        choices=policies.EMBEDDERS,
+        help="what embeds entries for search by meaning: the local model, the gateway "
+        "(--embeddings-model, through DLP and the budget, by the worker), or none",
+    )
+    tf.add_argument("--embeddings-model", metavar="MODEL", help="the gateway's embeddings model")
     tf.set_defaults(fn=cmd_tenants_configure)
     ts = t.add_parser("show", help="show a tenant's policy (the gateway key as set/unset)")
     ts.add_argument("tenant", help="tenant id or name")

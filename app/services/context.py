@@ -356,6 +356,8 @@ async def load_context(
     def event_text(e: Event) -> str:
         return render_event(e, q, room)
 
+    if q is not None:
+        await context_fusion.prepare(db, q.text)
     async with read_transaction(db.engine) as conn:
         found = await _kept_candidates(
             db, conn, scopes=scopes, query=None if q is None else q.text,

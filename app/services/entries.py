@@ -284,7 +284,7 @@ async def _uncached_search(
     relevance-ordered, paged by offset under the high-water mark of the first page (see
     cursors.decode_search). Fused with the dense ranking unless keywords only."""
     fused = await fusion.fused_page(
-        db, flt, first=first, after=after, keyword_rows=_keyword_rows, to_entry=to_entry,
+        db, flt, first=first, after=after, keyword_ranking=_keyword_ranking, to_entry=to_entry,
         columns=COLUMNS,
     )  # fmt: skip
     if fused is not None:
@@ -300,12 +300,15 @@ async def _uncached_search(
     )
 
 
-async def _keyword_rows(db: TenantDb, flt: EntryFilter, hwm: int, limit: int) -> list[Any]:
-    """The keyword ranking's best `limit` rows at or below `hwm` (COLUMNS, seq, rank)."""
+async def _keyword_ranking(
+    db: TenantDb, flt: EntryFilter, hwm: int, limit: int
+) -> list[tuple[int, float]]:
+    """The keyword ranking's best `limit` (seq, rank) at or below `hwm`, best first: what
+    fusion ranks by, without the entries' rows (read for the page only)."""
     target = fulltext.Target.of_engine(db.engine)
     cursor = cursors.encode("entries-search", [hwm, 0])
-    stmt, values, _, _, words = _search_query(target, flt, limit - 1, cursor)
-    return list(await reads.search_rows(db, stmt, values, words))
+    stmt, values, _, _, words = _search_query(target, flt, limit - 1, cursor, ranking=True)
+    return [(int(s), float(r)) for s, r in await reads.search_rows(db, stmt, values, words)]
 
 
 def matching(
@@ -328,7 +331,7 @@ _HWM = select(func.coalesce(func.max(_hw.c.seq), 0)).scalar_subquery().label("hw
 
 
 def search_statement(
-    dialect: str, flt: EntryFilter, query: fulltext.Search, *, cursor: bool
+    dialect: str, flt: EntryFilter, query: fulltext.Search, *, cursor: bool, ranking: bool = False
 ) -> Select[Any]:
     """The statement of a page of `flt`'s search (`query`, as `_search` makes it from
     `flt`): a later page's (`cursor`) or the first's. Also the benchmarks' raw baseline
@@ -336,11 +339,11 @@ def search_statement(
     shape = fulltext.Shape.of(query)
     key = (
         dialect, shape, cursor, flt.min_importance is not None and flt.min_importance > 1,
-        bool(flt.sources), flt.scope is None and flt.scope_ref is not None,
+        bool(flt.sources), flt.scope is None and flt.scope_ref is not None, ranking,
     )  # fmt: skip
     stmt = _SEARCH_STATEMENTS.get(key)
     if stmt is None:
-        _, _, _, min_importance, sources, ref_only = key
+        _, _, _, min_importance, sources, ref_only, _ = key
         # The same conditions list_entries gives a list without a search.
         conds: list[Any] = []
         if min_importance:
@@ -352,17 +355,23 @@ def search_statement(
         # A later page: only the rows that existed at the first page. The first: every
         # row is at or below the mark read with them, so it only reads the mark.
         stmt = fulltext.entries_page(
-            dialect, shape, COLUMNS, conds=conds, below_hwm=cursor, extra=() if cursor else (_HWM,)
-        )
+            dialect, shape, () if ranking else COLUMNS, conds=conds, below_hwm=cursor,
+            extra=() if cursor or ranking else (_HWM,),
+        )  # fmt: skip
         _SEARCH_STATEMENTS[key] = stmt
     return stmt
 
 
 def _search_query(
-    target: fulltext.Target, flt: EntryFilter, first: int, after: str | None
+    target: fulltext.Target,
+    flt: EntryFilter,
+    first: int,
+    after: str | None,
+    *,
+    ranking: bool = False,
 ) -> tuple[Select[Any], dict[str, Any], int | None, int, Sequence[str]]:
-    """The search statement of this page, its values, the cursor's hwm and offset, and the
-    words searched for."""
+    """The search statement of this page (`ranking`: its seq and rank only), its values,
+    the cursor's hwm and offset, and the words searched for."""
     assert flt.search is not None
     query = fulltext.Search(
         search.words(flt.search, "search"),
@@ -371,7 +380,7 @@ def _search_query(
         tags=list(flt.tags or []),
     )
     hwm, offset = cursors.decode_search("entries-search", after)
-    stmt = search_statement(target.dialect, flt, query, cursor=hwm is not None)
+    stmt = search_statement(target.dialect, flt, query, cursor=hwm is not None, ranking=ranking)
     values = fulltext.params(target, query)
     values["page_offset"] = offset
     values["page_limit"] = first + 1

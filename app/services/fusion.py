@@ -1,23 +1,26 @@
-"""Search by words and by meaning, fused: reciprocal rank fusion of the keyword ranking and
-the dense ranking of the tenant's entry vectors, with an entity-aware dense side (a search
-word that is a tag in the searched scope is not sent to the embedder; entries carrying it
-get a small boost). Entries not embedded yet are found by their words alone."""
+"""Search by words and by meaning, fused: a weighted sum of the keyword score (bm25 scaled so
+the best hit is 1) and the dense score (cosine similarity scaled likewise) of the tenant's
+entry vectors, with an entity-aware dense side (a search word that is a tag in the searched
+scope is not sent to the embedder; entries carrying it get a small boost). Entries not
+embedded yet are found by their words alone."""
 
 import asyncio
 import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.adapters.embedders import Embedder, QueryVectors, from_blobs
+from app.adapters.gateway import GatewayError
+from app.errors import BudgetExceeded
 from app.services import cursors, search
 from app.services.records import Entry, EntryFilter, Page, new_edge
 from app.storage import fulltext, reads, vectors
@@ -32,14 +35,16 @@ log = logging.getLogger(__name__)
 KEY = "semantic_search"
 ENTITY_WORDS_MAX = 8  # search words looked up as tags: each is one index probe
 TAG_ANSWERS_MAX = 65536  # of those probes' answers kept per process
-SUBSET_SHARE = 4  # a search's rows scored on their own when fewer than 1 in this many
 CANDIDATES_PER_HIT = 4  # nearest entries checked against a search's other filters, per hit
-# A tag named in the search adds this share of a first rank's fused score (tuned with k on
-# the evaluation set's train split: docs/search.md).
-TAG_BOOST_SHARE = 1.0
+# The fusion's constants, tuned on the evaluation set's train split (docs/search.md): the
+# dense side's share of a fused score, the similarity that counts as nothing, and what a tag
+# named in the search adds.
+DENSE_WEIGHT = 0.1
+SIMILARITY_ZERO = 0.05
+TAG_BOOST = 0.2
 
-# (columns of memory_entries..., seq, rank) rows of the keyword ranking, best first.
-KeywordRows = Callable[[TenantDb, EntryFilter, int, int], Awaitable[list[Any]]]
+# (seq, rank) of the keyword ranking (rank lower is better), best first.
+KeywordRanking = Callable[[TenantDb, EntryFilter, int, int], Awaitable[list[tuple[int, float]]]]
 
 
 @dataclass
@@ -47,13 +52,14 @@ class Semantic:
     """What a fused search needs: the tenant's embedder (None: keywords only), its constants,
     and the process's caches of question vectors and tenants' vector matrices."""
 
-    embedder_for: Callable[[str], Embedder | None]
-    k: int = 5
+    embedder_for: Callable[[str], Awaitable[Embedder | None]]
+    weight: float = DENSE_WEIGHT
     depth: int = 100
     max_vectors: int = 200_000
-    tag_boost: float = TAG_BOOST_SHARE
-    # Nearer than this, or no hit by meaning: without a floor a search by meaning always
-    # finds something, however unrelated (docs/search.md).
+    tag_boost: float = TAG_BOOST
+    zero: float = SIMILARITY_ZERO
+    # Nearer than this, or no hit by meaning alone: without a floor a search by meaning
+    # always finds something, however unrelated (docs/search.md).
     min_similarity: float = 0.15
     matrices: int = 4  # tenants whose vectors are kept in memory, least recent dropped
     # A matrix that took longer than this to read is refreshed in the background after a
@@ -102,11 +108,11 @@ class Where:
     conds: tuple[Any, ...] = ()
 
 
-def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
+async def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
     sem = db.shared.get(KEY)
     if not isinstance(sem, Semantic):
         return None
-    embedder = sem.embedder_for(db.tenant_id)
+    embedder = await sem.embedder_for(db.tenant_id)
     return None if embedder is None else (sem, embedder)
 
 
@@ -133,14 +139,16 @@ async def fused_page(
     *,
     first: int,
     after: str | None,
-    keyword_rows: KeywordRows,
+    keyword_ranking: KeywordRanking,
     to_entry: Callable[[Any], Entry],
     columns: Sequence[Any],
 ) -> Page[Entry] | None:
     """The fused page, or None when this search is keywords only (the tenant's switch, no
     embedder): the caller then searches by words as before."""
-    found = semantic_of(db)
-    if found is None or flt.keyword_only:
+    if flt.keyword_only:
+        return None
+    found = await semantic_of(db)
+    if found is None:
         return None
     sem, embedder = found
     assert flt.search is not None
@@ -158,25 +166,27 @@ async def fused_page(
             hwm = int((await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar())
     if offset >= sem.depth:
         return Page([], has_next_page=False)
-    keyword = await keyword_rows(db, flt, hwm, sem.depth)
-    dense, entity = await dense_ranking(db, sem, embedder, matrix, flt, hwm)
-    rows = {int(r[len(columns)]): r for r in keyword}
-    missing = [seq for seq, _ in dense if seq not in rows]
-    if missing:
-        async with read_statement(db.engine) as conn:
-            stmt = select(*columns, en.c.seq).where(en.c.seq.in_(missing))
-            rows.update({int(r[len(columns)]): r for r in await conn.execute(stmt)})
-    entries = {seq: to_entry(r) for seq, r in rows.items()}
+    try:
+        dense, entity = await dense_ranking(db, sem, embedder, matrix, flt, hwm)
+    except (GatewayError, BudgetExceeded) as exc:
+        _fell_back(db, exc)
+        return None
+    keyword = await keyword_ranking(db, flt, hwm, sem.depth)
+    candidates = list(dict.fromkeys([seq for seq, _ in keyword] + [seq for seq, _ in dense]))
+    boosted = await _carrying(db, entity, flt, candidates) if entity else set()
+    ranked = fuse(keyword, dense, sem, boosted=boosted)
+    # Only the page's rows are read (the rankings are seqs and scores); an entry deleted
+    # since the rankings were read is left out of the page.
+    window = [seq for seq, _ in ranked[offset : offset + first]]
+    async with read_statement(db.engine) as conn:
+        stmt = select(*columns, en.c.seq).where(en.c.seq.in_(window))
+        entries = {int(r[len(columns)]): to_entry(r) for r in await conn.execute(stmt)}
     similarity = dict(dense)
-    ranked = fuse(
-        [int(r[len(columns)]) for r in keyword], [seq for seq, _ in dense], k=sem.k,
-        boosted={s for s, e in entries.items() if entity and entity & set(e.tags)},
-        boost=sem.tag_boost,
-    )  # fmt: skip
-    ranked = [s for s in ranked if s in entries]  # an entry deleted meanwhile
     edges = []
-    for i, seq in enumerate(ranked[offset : offset + first]):
-        entry = entries[seq]
+    for i, seq in enumerate(window):
+        entry = entries.get(seq)
+        if entry is None:
+            continue
         matched = search.matched_terms(words, [entry.title, entry.summary, *entry.tags])
         cursor = cursors.encode("entries-search", [hwm, offset + i + 1])
         sim = similarity.get(seq)
@@ -187,6 +197,25 @@ async def fused_page(
     return Page(
         edges, has_next_page=len(ranked) > offset + first, stale=matrix.revision != revision
     )
+
+
+def _fell_back(db: TenantDb, exc: Exception) -> None:
+    # The tenant's gateway failed or its budget is spent: its search is by words meanwhile.
+    log.warning("tenant %s searched by words only: its embedder failed (%s)",
+                db.tenant_id, type(exc).__name__)  # fmt: skip
+
+
+async def prepare(db: TenantDb, text: str) -> None:
+    """Embed the question now when the tenant's embedder is remote, so a caller that reads
+    under a held connection (the context loader) finds its vector kept."""
+    found = await semantic_of(db)
+    if found is None or not getattr(found[1], "remote", False):
+        return
+    sem, embedder = found
+    try:
+        await sem.queries.vector(embedder, text)
+    except (GatewayError, BudgetExceeded) as exc:
+        _fell_back(db, exc)
 
 
 async def dense_ranking(
@@ -214,25 +243,48 @@ async def current_matrix(db: TenantDb, sem: Semantic, model: str) -> "_Matrix":
 
 
 def fuse(
-    keyword: Sequence[int],
-    dense: Sequence[int],
+    keyword: Sequence[tuple[int, float]],
+    dense: Sequence[tuple[int, float]],
+    sem: Semantic,
     *,
-    k: int,
-    boosted: set[int],
-    boost: float = TAG_BOOST_SHARE,
-) -> list[int]:
-    """Reciprocal rank fusion: each id scores 1/(k + rank) on each side it is on (ranks from
-    1), plus `boost` times a first rank's score when `boosted`; best first, ties by the
-    keyword rank, then the newer entry."""
+    boosted: Collection[int] = (),
+) -> list[tuple[int, float]]:
+    """(seq, fused score) best first: `(1 - sem.weight)` times the keyword score (the rank
+    over the best rank: bm25 and negated ts_rank are lower when better, the best is 1) plus
+    `sem.weight` times the dense score (the similarity above `sem.zero` over the nearest's,
+    the nearest is 1), plus `sem.tag_boost` when `boosted`. An entry on the dense side
+    alone needs `sem.min_similarity`. Ties by the keyword rank, then the newer entry.
+    Scores, not ranks: a keyword hit far ahead of the next stays ahead (rank fusion levels
+    them), and the dense side's share is small because its scores are close together."""
     scores: dict[int, float] = {}
-    for ranking in (keyword, dense):
-        for rank, seq in enumerate(ranking, 1):
-            scores[seq] = scores.get(seq, 0.0) + 1.0 / (k + rank)
+    if keyword:
+        best = min(rank for _, rank in keyword)
+        for seq, rank in keyword:
+            scores[seq] = (1.0 - sem.weight) * (rank / best if best < 0 else 1.0)
+    near = [(seq, sim) for seq, sim in dense if sim > sem.zero]
+    if near:
+        top = near[0][1] - sem.zero
+        for seq, sim in near:
+            if seq in scores or sim >= sem.min_similarity:
+                scores[seq] = scores.get(seq, 0.0) + sem.weight * (sim - sem.zero) / top
     for seq in boosted:
         if seq in scores:
-            scores[seq] += boost / (k + 1)
-    at = {seq: i for i, seq in enumerate(keyword)}
-    return sorted(scores, key=lambda s: (-scores[s], at.get(s, len(at)), -s))
+            scores[seq] += sem.tag_boost
+    at = {seq: i for i, (seq, _) in enumerate(keyword)}
+    order = sorted(scores, key=lambda s: (-scores[s], at.get(s, len(at)), -s))
+    return [(seq, scores[seq]) for seq in order]
+
+
+async def _carrying(
+    db: TenantDb, entity: set[str], flt: EntryFilter, seqs: Sequence[int]
+) -> set[int]:
+    """Which of `seqs` carry one of the `entity` tags (read by the tag index, not the rows)."""
+    target = fulltext.Target.of_engine(db.engine)
+    scope = None if flt.scope is None else flt.scope.value
+    tagged = or_(*(fulltext.entries_tagged(target, [t], scope, flt.scope_ref) for t in entity))
+    async with read_statement(db.engine) as conn:
+        rows = await conn.execute(select(en.c.seq).where(en.c.seq.in_(seqs), tagged))
+        return {int(seq) for (seq,) in rows}
 
 
 async def _entity_tags(
@@ -289,16 +341,24 @@ async def _dense(
     text: str,
     conn: AsyncConnection | None = None,
 ) -> list[tuple[int, float]]:
-    """(seq, cosine similarity) of the `sem.depth` nearest embedded entries at least
-    `sem.min_similarity` near that pass `where`, nearest first; its conditions read in `conn`
-    when given (a caller that holds a connection must not wait for a second one from the
-    same pool)."""
-    query = await sem.queries.vector(embedder, text)
+    """(seq, cosine similarity) of the `sem.depth` nearest embedded entries that pass
+    `where`, nearer than `sem.zero`, nearest first (`fuse` applies `sem.min_similarity`);
+    `where`'s conditions read in `conn` when given (a caller that holds a connection must not
+    wait for a second one from the same pool)."""
+    if conn is not None and getattr(embedder, "remote", False):
+        # A network call is never made while holding a connection: the caller asked for the
+        # question's vector beforehand (`prepare`); without it, this side finds nothing.
+        held = sem.queries.held(embedder, text)
+        if held is None:
+            return []
+        query = held
+    else:
+        query = await sem.queries.vector(embedder, text)
     # With conditions to check in the database, more candidates than a page needs: the
     # check is bounded by this, whatever the tenant's size.
     wanted = sem.depth * (CANDIDATES_PER_HIT if where.conds else 1)
     nearest = await asyncio.to_thread(_nearest, matrix, query, hwm, where, wanted)
-    nearest = [(seq, sim) for seq, sim in nearest if sim >= sem.min_similarity]
+    nearest = [(seq, sim) for seq, sim in nearest if sim > sem.zero]
     if not where.conds or not nearest:
         return nearest[: sem.depth]
     stmt = select(en.c.seq).where(en.c.seq.in_([s for s, _ in nearest]), *where.conds)
@@ -384,7 +444,9 @@ async def _matrix(
         if held.revision == revision:
             sem._cache.move_to_end(db.tenant_id)
             return held
-        if held.read_seconds >= sem.inline_refresh_seconds:
+        # An empty matrix is read again at once however long it took (a slow disk, a busy
+        # machine): its searches would otherwise keep finding nothing by meaning.
+        if len(held.seqs) and held.read_seconds >= sem.inline_refresh_seconds:
             _refresh_later(db, sem, model, revision, held)
             return held
     if conn is not None:

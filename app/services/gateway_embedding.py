@@ -19,6 +19,8 @@ from app.tokens import estimate_tokens
 class PolicyEmbedder:
     """An Embedder for one tenant: DLP, budget, then its gateway's /embeddings."""
 
+    remote = True  # a network call: never made while holding a database connection
+
     def __init__(
         self,
         policy: TenantPolicy,

@@ -11,11 +11,13 @@ import asyncio
 import logging
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from app import metrics
 from app.adapters.embedders import Embedder, to_blob
+from app.adapters.gateway import GatewayError
+from app.errors import BudgetExceeded
 from app.services import search_cache
 from app.storage import vectors
 from app.storage.control import ControlDb
@@ -95,7 +97,7 @@ class Indexer:
         self,
         control: ControlDb,
         tenants: TenantDatabases,
-        embedder_for: Callable[[str], Embedder | None],
+        embedder_for: Callable[[str], Awaitable[Embedder | None]],
         *,
         batch: int,
         interval: float,
@@ -134,10 +136,15 @@ class Indexer:
         for tenant in await self._control.tenants():
             if tenant.status != "active":
                 continue
-            embedder = self._embedder_for(tenant.id)
+            embedder = await self._embedder_for(tenant.id)
             if embedder is None:
                 continue
-            batches += await self._tenant(tenant.id, embedder)
+            try:
+                batches += await self._tenant(tenant.id, embedder)
+            except (GatewayError, BudgetExceeded) as exc:
+                # Its gateway failed or its budget is spent: the next pass tries again,
+                # and the other tenants go on meanwhile.
+                log.warning("embedding tenant %s stopped: %s", tenant.id, type(exc).__name__)
         return batches
 
     async def _tenant(self, tenant_id: str, embedder: Embedder) -> int:

@@ -21,6 +21,7 @@ URL_MAX_CHARS = 2000
 KEY_MAX_CHARS = 500
 TIMEOUT_MAX_S = 600.0
 DEFAULT_TIMEOUT_S = 60.0
+EMBEDDERS = ("local", "gateway", "none")
 
 _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*")
 _KEY_RE = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no spaces: it goes in a header
@@ -38,6 +39,10 @@ class TenantPolicy:
     budget_daily_tokens: int | None = None  # None: unlimited
     budget_monthly_tokens: int | None = None
     updated_at: datetime | None = None  # None: never configured (the defaults)
+    # What embeds the tenant's entries for search by meaning: the local model, the gateway's
+    # `embeddings_model` (through DLP and the budget), or none (search by words only).
+    embedder: str = "local"
+    embeddings_model: str | None = None
 
     def describe(self) -> list[str]:
         """What an operator may see: every setting, the key only as set/unset."""
@@ -58,18 +63,24 @@ class TenantPolicy:
             if self.gateway_key:
                 gateway.append("gateway key: set")
         patterns = ", ".join(repr(p) for p in self.dlp_patterns) or "none"
+        embedder = {
+            "local": "local model",
+            "gateway": f"gateway, model {self.embeddings_model}",
+            "none": "none (search by words only)",
+        }[self.embedder]
         return [
             *gateway,
             f"dlp: {self.dlp_mode.value}",
             f"dlp custom patterns: {patterns}",
             f"budget per day: {budget(self.budget_daily_tokens)}",
             f"budget per month: {budget(self.budget_monthly_tokens)}",
+            f"embedder: {embedder}",
         ]
 
 
 _FIELDS = frozenset(
     "gateway_url gateway_key models gateway_timeout_s dlp_mode dlp_patterns "
-    "budget_daily_tokens budget_monthly_tokens".split()
+    "budget_daily_tokens budget_monthly_tokens embedder embeddings_model".split()
 )
 
 
@@ -87,6 +98,8 @@ def _policy(tenant_id: str, row: dict[str, Any] | None) -> TenantPolicy:
         budget_daily_tokens=row["budget_daily_tokens"],
         budget_monthly_tokens=row["budget_monthly_tokens"],
         updated_at=row["updated_at"],
+        embedder=row["embedder"],
+        embeddings_model=row["embeddings_model"],
     )
 
 
@@ -107,6 +120,11 @@ async def configure_tenant(control: ControlDb, tenant_id: str, **changes: Any) -
     merged = {**_columns(_policy(tenant_id, current)), **checked}
     if merged["gateway_url"] and not merged["models"]:
         raise InvalidInput(["models"], "a gateway needs at least one model (--model)")
+    gateway_ready = merged["gateway_url"] and merged["embeddings_model"]
+    if merged["embedder"] == "gateway" and not gateway_ready:
+        raise InvalidInput(
+            ["embedder"], "the gateway embedder needs a gateway URL and an embeddings model"
+        )
     del merged["updated_at"]
     await control.save_policy(tenant_id, merged)
     return await get_policy(control, tenant_id)
@@ -123,6 +141,8 @@ def _columns(p: TenantPolicy) -> dict[str, Any]:
         "budget_daily_tokens": p.budget_daily_tokens,
         "budget_monthly_tokens": p.budget_monthly_tokens,
         "updated_at": p.updated_at,
+        "embedder": p.embedder,
+        "embeddings_model": p.embeddings_model,
     }
 
 
@@ -159,6 +179,12 @@ def _check(changes: dict[str, Any]) -> dict[str, Any]:
             except ValueError:
                 modes = ", ".join(m.value for m in DlpMode)
                 raise InvalidInput([name], f"dlp mode must be one of {modes}") from None
+        elif name == "embedder":
+            if value not in (None, *EMBEDDERS):
+                raise InvalidInput([name], f"embedder must be one of {', '.join(EMBEDDERS)}")
+            out[name] = value or "local"
+        elif name == "embeddings_model":
+            out[name] = None if value is None else _check_models([value])[0]
         elif name == "dlp_patterns":
             out[name] = _check_patterns(list(value or []))
         else:  # the budgets

@@ -57,6 +57,9 @@ class TenantPolicy(ControlModel, table=True):
             "coalesce(budget_daily_tokens, 0) >= 0 AND coalesce(budget_monthly_tokens, 0) >= 0",
             name="ck_tenant_policies_budgets",
         ),
+        CheckConstraint(
+            "embedder IN ('local', 'gateway', 'none')", name="ck_tenant_policies_embedder"
+        ),
     )
 
     tenant_id: str = Field(sa_column=Column(String(40), ForeignKey("tenants.id"), primary_key=True))
@@ -72,6 +75,12 @@ class TenantPolicy(ControlModel, table=True):
     budget_daily_tokens: int | None = None
     budget_monthly_tokens: int | None = None
     updated_at: datetime = Field(sa_type=UTCDateTime)
+    # What embeds the tenant's entries for search by meaning (docs/search.md): the local
+    # model, its gateway's `embeddings_model`, or nothing (search by words only).
+    embedder: str = Field(
+        default="local", sa_column=Column(String(8), nullable=False, server_default="local")
+    )
+    embeddings_model: str | None = Field(default=None, max_length=200)
 
 
 class TenantRemoval(ControlModel, table=True):

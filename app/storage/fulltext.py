@@ -112,7 +112,8 @@ def entries_page(
 ) -> Select[Any]:
     """A page of the entries matching any Search of `shape`, best first (`rank`, then
     `seq`): `columns`, `seq`, `rank` and `extra`, of the rows that also pass `conds`
-    (conditions on memory_entries) and, `below_hwm`, have `seq <= :hwm`.
+    (conditions on memory_entries) and, `below_hwm`, have `seq <= :hwm`. No `columns` nor
+    `extra`: the ranking alone (`seq`, `rank`), which on SQLite reads no entry row.
 
     Built once per shape by the caller: the values are bind parameters, `params(...)` of
     the Search and `page_offset`, `page_limit` (and `hwm`). The same rows, ranks and order
@@ -147,7 +148,10 @@ def entries_page(
     top = top.where(match, *conds)
     if below_hwm:
         top = top.where(seq <= bindparam("hwm", type_=Integer))
-    page = top.order_by(text("rank"), seq).offset(offset).limit(limit).subquery("page")
+    top = top.order_by(text("rank"), seq).offset(offset).limit(limit)
+    if not columns and not extra:
+        return top  # the ranking alone (seq, rank): no row of memory_entries to read
+    page = top.subquery("page")
     return (
         select(*columns, en.c.seq, page.c.rank, *extra)
         .select_from(page.join(en, en.c.seq == page.c.seq))

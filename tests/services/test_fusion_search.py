@@ -34,8 +34,14 @@ def _semantic(container: Container) -> fusion.Semantic:
     return container.semantic
 
 
+def _use(container: Container, embedder: Any) -> None:
+    """Every local-model tenant embeds with `embedder` from now on (searches and indexers)."""
+    assert container.embedders is not None
+    container.embedders.local = embedder
+
+
 async def _embed_all(container: Container, db: TenantDb) -> int:
-    embedder = _semantic(container).embedder_for(db.tenant_id)
+    embedder = await _semantic(container).embedder_for(db.tenant_id)
     assert embedder is not None
     return await indexer.catch_up(db, embedder, batch=4, owner="test")
 
@@ -70,12 +76,13 @@ async def test_unrelated_words_find_nothing_by_meaning(container: Container, db:
     assert (await _search(db, QUESTION))[0] == PARAPHRASE.title
     # With no floor, the nearest entries come back whatever the words (another search: the
     # page cache keeps the first one's empty page).
-    floor = _semantic(container).min_similarity
-    _semantic(container).min_similarity = -1.0
+    sem = _semantic(container)
+    floor, zero = sem.min_similarity, sem.zero
+    sem.min_similarity = sem.zero = -1.0
     try:
         assert len(await _search(db, "giraffes of the savanna at night")) == 5
     finally:
-        _semantic(container).min_similarity = floor
+        sem.min_similarity, sem.zero = floor, zero
 
 
 async def test_the_tenant_switch_and_changed_entries(container: Container, db: TenantDb) -> None:
@@ -92,7 +99,7 @@ async def test_the_tenant_switch_and_changed_entries(container: Container, db: T
         db, made[-1].id, EntryPatch(title="Lunch menu", summary="- pasta on friday"), by="test"
     )
     async with read_statement(db.engine) as conn:
-        model = _semantic(container).embedder_for(db.tenant_id).model  # type: ignore[union-attr]
+        model = (await _semantic(container).embedder_for(db.tenant_id)).model  # type: ignore[union-attr]
         assert len(await vectors.pending(conn, model, 100)) == 1
     assert await _embed_all(container, db) == 1
     assert (await _search(db, QUESTION))[:1] != [PARAPHRASE.title]
@@ -123,11 +130,25 @@ async def test_vectors_are_per_tenant_and_go_with_their_entry(
             assert n.scalar() == 0
 
 
-def test_reciprocal_rank_fusion() -> None:
-    # Both sides' second beats one side's first at a small k; a boost breaks a tie.
-    assert fusion.fuse([1, 2, 3], [4, 2, 5], k=10, boosted=set())[0] == 2
-    assert fusion.fuse([1, 3], [3, 1], k=10, boosted=set()) == [1, 3]
-    assert fusion.fuse([1, 3], [3, 1], k=10, boosted={3}) == [3, 1]
+def test_score_fusion() -> None:
+    sem = fusion.Semantic(embedder_for=_no_embedder, weight=0.2, zero=0.0, min_similarity=0.3)
+    # bm25 ranks (lower is better) and similarities, each side scaled so its best is 1.
+    keyword = [(1, -10.0), (2, -9.0), (3, -2.0)]
+    dense = [(3, 0.6), (4, 0.5), (2, 0.3), (5, 0.2)]
+    ranked = fusion.fuse(keyword, dense, sem)
+    # 2 is on both sides and overtakes 1; 3, far behind on words, stays behind 1;
+    # 4 (meaning alone, near enough) joins; 5 (meaning alone, under the floor) does not.
+    assert [seq for seq, _ in ranked] == [2, 1, 3, 4]
+    assert ranked[0][1] == pytest.approx(0.8 * 0.9 + 0.2 * 0.5)
+    # A tag named in the search lifts its entries by the boost.
+    boosted = fusion.fuse(keyword, dense, sem, boosted={1})
+    assert boosted[0][0] == 1 and boosted[0][1] == pytest.approx(0.8 + sem.tag_boost)
+    # Keywords only (nothing near enough): the keyword order, exactly.
+    assert [s for s, _ in fusion.fuse(keyword, [], sem)] == [1, 2, 3]
+
+
+async def _no_embedder(_tenant: str) -> None:
+    return None
 
 
 @pytest.mark.parametrize(
@@ -154,14 +175,15 @@ async def test_a_changed_model_is_re_embedded_in_the_background(
 ) -> None:
     for e in [*OTHERS, PARAPHRASE]:
         await entries.create_entry(db, e)
-    local = _semantic(container).embedder_for(db.tenant_id)
+    local = await _semantic(container).embedder_for(db.tenant_id)
     current: dict[str, Any] = {"embedder": Renamed(local, "model-a")}
-    _semantic(container).embedder_for = lambda _t: current["embedder"]
+    _use(container, current["embedder"])
     tick = container.indexer()
     assert tick is not None
     assert await tick.tick() >= 1 and current["embedder"].texts == len(OTHERS) + 1
     assert await tick.tick() == 0  # caught up: nothing is embedded twice
     current["embedder"] = Renamed(local, "model-b")
+    _use(container, current["embedder"])
     # Until model-b has embedded anything: keywords alone (model-a's vectors are not used).
     assert await _search(db, QUESTION) == []
     assert await tick.tick() >= 1 and current["embedder"].texts == len(OTHERS) + 1
@@ -269,8 +291,8 @@ async def test_the_page_cache_and_the_question_vector_are_kept(
     for e in [*OTHERS, PARAPHRASE]:
         await entries.create_entry(db, e)
     sem = _semantic(container)
-    counting = Renamed(sem.embedder_for(db.tenant_id), "counted")
-    sem.embedder_for = lambda _t: counting
+    counting = Renamed(await sem.embedder_for(db.tenant_id), "counted")
+    _use(container, counting)
     await indexer.catch_up(db, counting, batch=64, owner="test")
     embedded = counting.texts
     first = await _search(db, QUESTION)
@@ -322,8 +344,9 @@ async def test_a_slow_matrix_is_refreshed_in_the_background(
     await entries.create_entry(db, PARAPHRASE)
     await _embed_all(container, db)
     assert PARAPHRASE.title not in await _search(db, QUESTION)  # the old matrix, at once
+    # ...and one read under way (on a fast database it may have ended with the search).
     refreshing = sem._refreshing.get(db.tenant_id)
-    if refreshing is not None:  # ...and one read under way (or over already)
+    if refreshing is not None:
         await refreshing
     assert (await _search(db, QUESTION))[0] == PARAPHRASE.title
 

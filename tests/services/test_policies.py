@@ -129,3 +129,36 @@ async def test_a_bad_key_is_refused_without_echoing_it(
 async def test_an_unknown_tenant_is_not_found(container: Container) -> None:
     with pytest.raises(NotFound):
         await policies.configure_tenant(container.control, "ten_nope", dlp_mode="off")
+
+
+async def test_the_embedder_setting(container: Container, tenant: TenantFixture) -> None:
+    control = container.control
+    assert (await policies.get_policy(control, tenant.id)).embedder == "local"
+    # The gateway embedder needs the gateway and its embeddings model; nothing changes until.
+    with pytest.raises(InvalidInput) as e:
+        await policies.configure_tenant(control, tenant.id, embedder="gateway")
+    assert e.value.field == ["embedder"] and "embeddings model" in str(e.value)
+    with pytest.raises(InvalidInput) as e:
+        await policies.configure_tenant(control, tenant.id, embedder="remote")
+    assert e.value.field == ["embedder"] and "local, gateway, none" in str(e.value)
+    with pytest.raises(InvalidInput) as e:
+        await policies.configure_tenant(control, tenant.id, embeddings_model="bad model name")
+    assert e.value.field == ["models", "0"]
+    assert (await policies.get_policy(control, tenant.id)).embedder == "local"
+    policy = await policies.configure_tenant(
+        control, tenant.id, gateway_url="https://gw.example/v1", models=["gpt-x"],
+        embedder="gateway", embeddings_model="embed-small",
+    )  # fmt: skip
+    assert (policy.embedder, policy.embeddings_model) == ("gateway", "embed-small")
+    assert "embedder: gateway, model embed-small" in policy.describe()
+    assert container.embedders is not None
+    resolved = await container.embedders.for_tenant(tenant.id)
+    assert resolved is not None and resolved.model == "gateway:embed-small"
+    # The API's indexer leaves a gateway tenant to the worker's, and the other way round.
+    assert await container.embedders.for_api(tenant.id) is None
+    assert await container.embedders.for_worker(tenant.id) is not None
+    policy = await policies.configure_tenant(control, tenant.id, embedder="none")
+    assert "embedder: none (search by words only)" in policy.describe()
+    assert await container.embedders.for_tenant(tenant.id) is not None  # kept a few seconds
+    container.embedders._policies.clear()
+    assert await container.embedders.for_tenant(tenant.id) is None
