@@ -78,13 +78,13 @@ async def tenants_over_workers(stack: Container, n: int) -> list[TenantFixture]:
 
 
 async def cli_migrate(
-    url: str, tmp_path_factory: pytest.TempPathFactory
+    url: str, tmp_path_factory: pytest.TempPathFactory, command: str = "migrate"
 ) -> "subprocess.CompletedProcess[str]":
-    """`jet-memory migrate` against `url`, as an operator runs it (its own process)."""
+    """`jet-memory <command>` against `url`, as an operator runs it (its own process)."""
     env = {"JET_DATABASE_URL": url, "JET_DATA_DIR": str(tmp_path_factory.mktemp("cli"))}
     run = functools.partial(
         subprocess.run,
-        [sys.executable, "-m", "app.cli", "migrate"],
+        [sys.executable, "-m", "app.cli", command],
         env={**env, "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
@@ -113,11 +113,13 @@ async def test_start_refuses_a_cluster_without_the_settings_it_needs(
     # Nothing was created: the check runs before the control tables.
     rows = await fetch(url, "SELECT 1 FROM pg_namespace WHERE nspname = 'jet_control'")
     assert rows == []
-    # The CLI says the same in one line on stderr, without a traceback.
-    proc = await cli_migrate(url, tmp_path_factory)
-    assert proc.returncode == 2, proc.stderr
-    assert "citus.enable_unsafe_triggers is off, must be on" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    # The CLI says the same in one line on stderr, without a traceback: `migrate`, and the
+    # arq `worker` before it starts (`serve` checks the same way).
+    for command in ("migrate", "worker"):
+        proc = await cli_migrate(url, tmp_path_factory, command)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "citus.enable_unsafe_triggers is off, must be on" in proc.stderr, command
+        assert "Traceback" not in proc.stderr, command
 
 
 async def test_tenants_spread_over_workers_and_the_control_tables_stay_on_the_coordinator(
