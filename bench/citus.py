@@ -246,26 +246,40 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     seconds = 3.0 if args.quick else 8.0
     move_events = args.move_events or (10_000 if args.quick else 100_000)
     results: dict[str, Any] = {"tenants": tenants, "clients": args.clients, "seconds": seconds}
-    # Two clusters, not one grown by a worker: citus_add_node fails once tenant schemas exist
-    # (docs/cluster.md, "Adding a worker").
-    for workers, label in ((1, "one_worker"), (2, "two_workers")):
-        with CitusCluster(workers=workers) as cluster:
-            url = await cluster.create_database(f"bench_{uuid.uuid4().hex[:8]}")
-            app = await App.open(url)
+    # One cluster grown by a worker, as an operator grows one: the same tenants are measured
+    # on one worker, then again after `citus_add_node` and a rebalance spread them over two.
+    with CitusCluster(workers=1) as cluster:
+        name = f"bench_{uuid.uuid4().hex[:8]}"
+        url = await cluster.create_database(name)
+        app = await App.open(url)
+        try:
+            t0 = time.perf_counter()
+            await app.add_tenants(tenants, entries)
+            results["tenant_setup_s"] = round(time.perf_counter() - t0, 1)
+            results["one_worker"] = await spread(app, args.clients, seconds)
+            print("one_worker:", json.dumps(results["one_worker"]), flush=True)
+            t0 = time.perf_counter()
+            await cluster.add_worker()
+            conn = await asyncpg.connect(asyncpg_dsn(url))
             try:
-                t0 = time.perf_counter()
-                await app.add_tenants(tenants, entries)
-                results[f"{label}_tenant_setup_s"] = round(time.perf_counter() - t0, 1)
-                results[label] = await spread(app, args.clients, seconds)
-                print(f"{label}:", json.dumps(results[label]), flush=True)
-                if workers == 2:
-                    schema = postgres.tenant_schema(app.tenants[0][0])
-                    results["coordinator_sql_ms"] = await sql_medians(url, schema, args.rounds)
-                    results["coordinator_api_ms"] = await api_medians(app, args.rounds)
-                    results["move"] = await move_cost(cluster, url, app, move_events)
-                    print("move:", json.dumps(results["move"]), flush=True)
+                await conn.execute(
+                    "SELECT citus_rebalance_start(shard_transfer_mode := 'block_writes')"
+                )
+                await conn.execute("SELECT citus_rebalance_wait()")
             finally:
-                await app.close()
+                await conn.close()
+            results["add_worker_and_rebalance_s"] = round(time.perf_counter() - t0, 1)
+            placed = await cluster.placements(name)
+            results["tenants_per_worker"] = dict(Counter(str(p) for p in placed.values()))
+            results["two_workers"] = await spread(app, args.clients, seconds)
+            print("two_workers:", json.dumps(results["two_workers"]), flush=True)
+            schema = postgres.tenant_schema(app.tenants[0][0])
+            results["coordinator_sql_ms"] = await sql_medians(url, schema, args.rounds)
+            results["coordinator_api_ms"] = await api_medians(app, args.rounds)
+            results["move"] = await move_cost(cluster, url, app, move_events)
+            print("move:", json.dumps(results["move"]), flush=True)
+        finally:
+            await app.close()
     with PostgresServer(use_env=False) as plain:
         url = await create_database(plain.url, f"bench_{uuid.uuid4().hex[:8]}")
         app = await App.open(url)

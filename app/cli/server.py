@@ -43,6 +43,10 @@ def cmd_worker(settings: Settings, _: argparse.Namespace) -> int:
 
     from app.worker import WorkerSettings, redis_settings_for
 
+    if settings.database_url is not None:
+        # As for `serve`: a cluster missing a setting stops the worker with its message,
+        # before arq starts and its startup hook fails with a traceback.
+        asyncio.run(_check_database(settings))
     # The same as `arq app.worker.WorkerSettings`, with Redis from these Settings.
     run_worker(WorkerSettings, redis_settings=redis_settings_for(settings.redis_url))
     return 0

@@ -27,6 +27,12 @@ REQUIRED: dict[str, tuple[str, str]] = {
 }
 
 
+# Set on every connection (postgres.engine): Citus hides shards by filtering pg_class through
+# a function call per row, which makes asyncpg's type introspection crawl on a coordinator that
+# holds no shard to hide (docs/cluster.md, Limits); plain PostgreSQL keeps an inert placeholder.
+CONNECTION_SETTINGS = {"citus.override_table_visibility": "off"}
+
+
 class CitusNotReady(RuntimeError):
     """The database has Citus but cannot hold tenants as it is set up; the message names
     what is missing and how to set it."""

@@ -20,6 +20,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from app.storage import citus
 from app.storage.unavailable import TenantUnavailable, classify_postgres
 
 CONTROL_SCHEMA = "jet_control"
@@ -41,7 +42,7 @@ def engine(url: str, *, pool_size: int, application_name: str = "jet-memory") ->
             return await asyncpg.connect(
                 dsn,
                 timeout=CONNECT_TIMEOUT_S,
-                server_settings={"application_name": application_name},
+                server_settings={"application_name": application_name, **citus.CONNECTION_SETTINGS},
             )
         except (OSError, TimeoutError, asyncpg.PostgresConnectionError):
             raise TenantUnavailable("unreachable") from None

@@ -139,15 +139,25 @@ class CitusCluster:
 
     async def add_worker(self) -> PostgresServer:
         """A new worker, added to every database of the cluster (it holds nothing yet)."""
+        worker = await self.start_worker()
+        for name in self.databases:
+            await self.add_node(worker, name)
+        return worker
+
+    async def start_worker(self) -> PostgresServer:
+        """A new node with every database of the cluster, not yet known to the coordinator."""
         worker = PostgresServer(use_env=False, settings=NODE_SETTINGS)
         worker.start()
         self.workers.append(worker)
         for name in self.databases:
             await self._prepare_node(worker, name)
-            await _run(
-                database_url(self.url, name), f"SELECT citus_add_node('127.0.0.1', {worker.port})"
-            )
         return worker
+
+    async def add_node(self, worker: PostgresServer, name: str) -> None:
+        """`citus_add_node` of `worker` in database `name`, as an operator runs it."""
+        await _run(
+            database_url(self.url, name), f"SELECT citus_add_node('127.0.0.1', {worker.port})"
+        )
 
     async def placements(self, name: str) -> dict[str, int]:
         """Each distributed schema of database `name` and the port of the worker it is on."""
