@@ -334,7 +334,7 @@ async def test_a_new_worker_takes_tenants_after_a_rebalance(
         assert r.status_code == 201
     engine = stack.tenants._shared
     assert engine is not None
-    for t in teams[:2]:  # tenants made before migration 0013, whose tables Citus misorders
+    for t in teams[:2]:  # tenants made before migration 0012, whose tables Citus misorders
         async with engine.begin() as conn:
             await conn.execute(text(f'SET LOCAL search_path TO "{schema(t)}"'))
             await conn.run_sync(migrate_tenant, "0010")

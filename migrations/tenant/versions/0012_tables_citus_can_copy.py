@@ -8,7 +8,7 @@
    TRUNCATE on a table's shard, so the combined one never fired where the rows are and the
    revision stood still; DML and TRUNCATE now have a trigger each.
 
-Revision ID: 0013
+Revision ID: 0012
 Revises: 0010
 Create Date: 2026-12-02 04:30:00.000000
 """
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0013"
+revision: str = "0012"
 down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
