@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from app.adapters import embedders
 from app.config import Settings
-from app.services import fusion, search_cache
+from app.services import fusion, search_cache, vector_matrix
 from app.services.change_feeds import ChangeFeeds
 from app.services.embedder_choice import TenantEmbedders
 from app.services.indexer import Indexer
@@ -97,6 +97,7 @@ def _local_embedder() -> embedders.LocalEmbedder | None:
 def _semantic(settings: Settings, embedders: TenantEmbedders) -> fusion.Semantic:
     return fusion.Semantic(
         embedder_for=embedders.for_tenant, weight=settings.fusion_dense_weight,
-        depth=settings.fusion_depth, max_vectors=settings.fusion_max_vectors,
+        depth=settings.fusion_depth,
+        matrices=vector_matrix.Matrices(max_vectors=settings.fusion_max_vectors),
         min_similarity=settings.fusion_min_similarity,
     )  # fmt: skip

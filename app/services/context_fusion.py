@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.services import fusion
+from app.services import fusion, vector_matrix
 from app.services.records import Scope
 from app.storage import vectors
 from app.storage.tenants import TenantDb
@@ -40,10 +40,10 @@ async def fused_relevance(
     state = (await conn.execute(vectors.SEARCH_STATE)).first()
     if state is None or state[1]:
         return None
-    matrix = await fusion._matrix(db, sem, embedder.model, int(state[0]), conn)
+    matrix = await sem.matrices.get(db, embedder.model, int(state[0]), conn)
     if not len(matrix.seqs):
         return None
-    where = fusion.Where(scopes=tuple((s.value, r) for s, r in scopes))
+    where = vector_matrix.Where(scopes=tuple((s.value, r) for s, r in scopes))
     hwm = int(matrix.seqs.max())
     dense = await fusion._dense(db, sem, embedder, matrix, where, hwm, query, conn)
     ordered = [seq for seq, _ in sorted(keyword, key=lambda k: -k[1])]

@@ -7,22 +7,20 @@ embedded yet are found by their words alone."""
 import asyncio
 import logging
 import re
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.adapters.embedders import Embedder, QueryVectors, from_blobs
+from app.adapters.embedders import Embedder, QueryVectors
 from app.adapters.gateway import GatewayError
 from app.errors import BudgetExceeded
-from app.services import cursors, search
+from app.services import cursors, search, vector_matrix
 from app.services.records import Entry, EntryFilter, Page, new_edge
+from app.services.vector_matrix import ANY_REF, Matrices, Matrix, Where
 from app.storage import fulltext, reads, vectors
 from app.storage.lists import in_list
 from app.storage.models import entries_table as en
@@ -55,57 +53,15 @@ class Semantic:
     embedder_for: Callable[[str], Awaitable[Embedder | None]]
     weight: float = DENSE_WEIGHT
     depth: int = 100
-    max_vectors: int = 200_000
     tag_boost: float = TAG_BOOST
     zero: float = SIMILARITY_ZERO
     # Nearer than this, or no hit by meaning alone: without a floor a search by meaning
     # always finds something, however unrelated (docs/search.md).
     min_similarity: float = 0.15
-    matrices: int = 4  # tenants whose vectors are kept in memory, least recent dropped
-    # A matrix that took longer than this to read is refreshed in the background after a
-    # change, at most once per `refresh_gap` times its read time: while the indexer or the
-    # writers move the revision on, a big tenant's searches would otherwise each wait for a
-    # whole new read.
-    inline_refresh_seconds: float = 0.05
-    refresh_gap: float = 4.0
+    matrices: Matrices = field(default_factory=Matrices)
     queries: QueryVectors = field(default_factory=QueryVectors)
-    _cache: "OrderedDict[str, _Matrix]" = field(default_factory=OrderedDict)
     # (tenant, entries revision, scope, scopeRef, tag) -> whether an entry there carries it
     _tags: "OrderedDict[tuple[Any, ...], bool]" = field(default_factory=OrderedDict)
-    # One read of a tenant's vectors at a time: concurrent searches after a change wait
-    # for it rather than each holding a copy.
-    _loading: asyncio.Lock = field(default_factory=asyncio.Lock)
-    _refreshing: "dict[str, asyncio.Task[None]]" = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Matrix:
-    model: str
-    revision: int
-    seqs: npt.NDArray[np.int64]
-    vectors: npt.NDArray[np.float32]
-    # Rows sorted by scope and scopeRef (as codes), and where each scope and each pair
-    # starts and ends: a search reads its scope's rows as one slice.
-    scope_codes: dict[str, int]
-    ref_codes: dict[str | None, int]
-    scope_rows: dict[int, tuple[int, int]]
-    pair_rows: dict[tuple[int, int], tuple[int, int]]
-    read_seconds: float = 0.0
-    read_at: float = 0.0  # time.monotonic() when the read ended
-
-
-ANY_REF = object()  # in Where.scopes: any scopeRef of the scope
-
-
-@dataclass(frozen=True)
-class Where:
-    """Which embedded entries a dense ranking may return: those in one of `scopes` ((scope,
-    scopeRef) pairs, a None scope for any scope, ANY_REF for any scopeRef; none: every
-    entry), filtered in memory, and passing `conds` on memory_entries, checked in the
-    database on the nearest candidates only."""
-
-    scopes: tuple[tuple[str | None, object], ...] = ()
-    conds: tuple[Any, ...] = ()
 
 
 async def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
@@ -158,7 +114,7 @@ async def fused_page(
     if not state or state[0][1]:  # the tenant's switch (or no such row: keywords)
         return None
     revision = int(state[0][0])
-    matrix = await _matrix(db, sem, embedder.model, revision)
+    matrix = await sem.matrices.get(db, embedder.model, revision)
     if not len(matrix.seqs):
         return None  # nothing embedded yet: the keyword search, exactly
     if hwm is None:
@@ -222,7 +178,7 @@ async def dense_ranking(
     db: TenantDb,
     sem: Semantic,
     embedder: Embedder,
-    matrix: "_Matrix",
+    matrix: Matrix,
     flt: EntryFilter,
     hwm: int,
 ) -> tuple[list[tuple[int, float]], set[str]]:
@@ -236,10 +192,10 @@ async def dense_ranking(
     return await _dense(db, sem, embedder, matrix, where_of(flt, target), hwm, text), entity
 
 
-async def current_matrix(db: TenantDb, sem: Semantic, model: str) -> "_Matrix":
+async def current_matrix(db: TenantDb, sem: Semantic, model: str) -> Matrix:
     """The tenant's vectors by `model` now (the evaluation's entry point)."""
     state = await reads.index_rows(db, vectors.SEARCH_STATE, {})
-    return await _matrix(db, sem, model, int(state[0][0]))
+    return await sem.matrices.get(db, model, int(state[0][0]))
 
 
 def fuse(
@@ -335,7 +291,7 @@ async def _dense(
     db: TenantDb,
     sem: Semantic,
     embedder: Embedder,
-    matrix: "_Matrix",
+    matrix: Matrix,
     where: Where,
     hwm: int,
     text: str,
@@ -357,8 +313,8 @@ async def _dense(
     # With conditions to check in the database, more candidates than a page needs: the
     # check is bounded by this, whatever the tenant's size.
     wanted = sem.depth * (CANDIDATES_PER_HIT if where.conds else 1)
-    nearest = await asyncio.to_thread(_nearest, matrix, query, hwm, where, wanted)
-    nearest = [(seq, sim) for seq, sim in nearest if sim > sem.zero]
+    found = await asyncio.to_thread(vector_matrix.nearest, matrix, query, hwm, where, wanted)
+    nearest = [(seq, sim) for seq, sim in found if sim > sem.zero]
     if not where.conds or not nearest:
         return nearest[: sem.depth]
     stmt = select(en.c.seq).where(en.c.seq.in_([s for s, _ in nearest]), *where.conds)
@@ -369,165 +325,3 @@ async def _dense(
             rows = await own.execute(stmt)
     passing = {int(s) for (s,) in rows}
     return [(seq, sim) for seq, sim in nearest if seq in passing][: sem.depth]
-
-
-def _nearest(
-    matrix: _Matrix,
-    query: npt.NDArray[np.float32],
-    hwm: int,
-    where: Where,
-    depth: int,
-) -> list[tuple[int, float]]:
-    seqs, sims = [], []
-    # Rows are kept sorted by scope and scopeRef, so a scope's rows are one slice: scored in
-    # place, neither copied nor masked out of the whole matrix.
-    for start, end in _row_ranges(matrix, where.scopes):
-        part = matrix.seqs[start:end]
-        scored = matrix.vectors[start:end] @ query
-        below = part <= hwm
-        seqs.append(part[below])
-        sims.append(scored[below])
-    if not seqs:
-        return []
-    found, scores = np.concatenate(seqs), np.concatenate(sims)
-    if not len(found):
-        return []
-    top = (
-        np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth
-        else np.arange(len(scores))
-    )  # fmt: skip
-    order = top[np.argsort(-scores[top], kind="stable")]
-    return [(int(found[i]), float(scores[i])) for i in order]
-
-
-def _row_ranges(
-    matrix: _Matrix, scopes: Sequence[tuple[str | None, object]]
-) -> list[tuple[int, int]]:
-    """The matrix's row slices holding `scopes` (Where.scopes), without overlaps."""
-    if not scopes:
-        return [(0, len(matrix.seqs))]
-    ranges: set[tuple[int, int]] = set()
-    for scope, ref in scopes:
-        scope_code = None if scope is None else matrix.scope_codes.get(scope)
-        if scope is not None and scope_code is None:
-            continue
-        if ref is ANY_REF:
-            ranges.add(
-                (0, len(matrix.seqs)) if scope_code is None else matrix.scope_rows[scope_code]
-            )
-            continue
-        ref_code = matrix.ref_codes.get(ref if isinstance(ref, str) else None)
-        if ref_code is None:
-            continue
-        ranges.update(
-            rows for (s, r), rows in matrix.pair_rows.items()
-            if r == ref_code and (scope_code is None or s == scope_code)
-        )  # fmt: skip
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(ranges):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-async def _matrix(
-    db: TenantDb, sem: Semantic, model: str, revision: int, conn: AsyncConnection | None = None
-) -> _Matrix:
-    """The tenant's current vectors by `model` as one matrix, read again when its entries
-    `revision` moved (a write, or the indexer storing vectors): at once when the read is
-    quick, else in the background while searches use the matrix they have (entries embedded
-    since are found by their words meanwhile). Read in `conn` when given."""
-    held = sem._cache.get(db.tenant_id)
-    if held is not None and held.model == model:
-        if held.revision == revision:
-            sem._cache.move_to_end(db.tenant_id)
-            return held
-        # An empty matrix is read again at once however long it took (a slow disk, a busy
-        # machine): its searches would otherwise keep finding nothing by meaning.
-        if len(held.seqs) and held.read_seconds >= sem.inline_refresh_seconds:
-            _refresh_later(db, sem, model, revision, held)
-            return held
-    if conn is not None:
-        return await _read_now(db, sem, model, revision, conn)
-    async with read_statement(db.engine) as own:
-        return await _read_now(db, sem, model, revision, own)
-
-
-async def _read_now(
-    db: TenantDb, sem: Semantic, model: str, revision: int, conn: AsyncConnection
-) -> _Matrix:
-    # The connection is taken before the lock, so the lock's holder never waits for the pool
-    # while others hold the pool's connections and wait for the lock.
-    async with sem._loading:
-        held = sem._cache.get(db.tenant_id)
-        if held is not None and held.model == model and held.revision == revision:
-            return held  # read meanwhile by the search this one waited for
-        return await _read_matrix(db, sem, model, revision, conn)
-
-
-def _refresh_later(db: TenantDb, sem: Semantic, model: str, revision: int, held: _Matrix) -> None:
-    """One background read of the tenant's matrix at a time, spaced by `refresh_gap`."""
-    if db.tenant_id in sem._refreshing:
-        return
-    if time.monotonic() - held.read_at < sem.refresh_gap * held.read_seconds:
-        return
-
-    async def refresh() -> None:
-        async with read_statement(db.engine) as conn:
-            await _read_now(db, sem, model, revision, conn)
-
-    task = asyncio.get_running_loop().create_task(refresh())
-    sem._refreshing[db.tenant_id] = task
-    task.add_done_callback(lambda t: _refreshed(sem, db.tenant_id, t))
-
-
-def _refreshed(sem: Semantic, tenant_id: str, task: "asyncio.Task[None]") -> None:
-    sem._refreshing.pop(tenant_id, None)
-    if not task.cancelled() and task.exception() is not None:
-        # The next search that finds the matrix stale tries again; searches keep the old one.
-        log.warning("refreshing the vectors of tenant %s failed: %r", tenant_id, task.exception())
-
-
-def _runs(keys: npt.NDArray[np.int64], parts: Any = None) -> dict[Any, tuple[int, int]]:
-    """Where each value of sorted `keys` starts and ends; keyed by the value, or by the
-    tuple of `parts` at that row."""
-    if not len(keys):
-        return {}
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    ends = np.r_[starts[1:], len(keys)]
-    return {
-        (int(keys[a]) if parts is None else tuple(int(p[a]) for p in parts)): (int(a), int(b))
-        for a, b in zip(starts, ends, strict=True)
-    }
-
-
-async def _read_matrix(
-    db: TenantDb, sem: Semantic, model: str, revision: int, conn: AsyncConnection
-) -> _Matrix:
-    started = time.monotonic()
-    rows = await vectors.matrix_rows(conn, model, limit=sem.max_vectors)
-    scope_codes: dict[str, int] = {}
-    ref_codes: dict[str | None, int] = {}
-    count = len(rows)
-    scopes = np.fromiter(
-        (scope_codes.setdefault(r[1], len(scope_codes)) for r in rows), dtype=np.int64, count=count
-    )
-    refs = np.fromiter(
-        (ref_codes.setdefault(r[2], len(ref_codes)) for r in rows), dtype=np.int64, count=count
-    )
-    order = np.lexsort((refs, scopes))
-    scopes, refs = scopes[order], refs[order]
-    seqs = np.fromiter((rows[i][0] for i in order), dtype=np.int64, count=count)
-    matrix = await asyncio.to_thread(from_blobs, [rows[i][3] for i in order])
-    ended = time.monotonic()
-    held = _Matrix(
-        model, revision, seqs, matrix, scope_codes, ref_codes,
-        _runs(scopes), _runs(scopes * len(ref_codes) + refs, (scopes, refs)),
-        ended - started, ended,
-    )  # fmt: skip
-    sem._cache[db.tenant_id] = held
-    while len(sem._cache) > sem.matrices:
-        sem._cache.popitem(last=False)
-    return held

@@ -340,12 +340,15 @@ async def test_a_slow_matrix_is_refreshed_in_the_background(
         await entries.create_entry(db, e)
     await _embed_all(container, db)
     assert PARAPHRASE.title not in await _search(db, QUESTION)  # the matrix is read
-    sem.inline_refresh_seconds, sem.refresh_gap = 0.0, 0.0  # every read counts as slow
+    sem.matrices.inline_refresh_seconds, sem.matrices.refresh_gap = (
+        0.0,
+        0.0,
+    )  # every read counts as slow
     await entries.create_entry(db, PARAPHRASE)
     await _embed_all(container, db)
     assert PARAPHRASE.title not in await _search(db, QUESTION)  # the old matrix, at once
     # ...and one read under way (on a fast database it may have ended with the search).
-    refreshing = sem._refreshing.get(db.tenant_id)
+    refreshing = sem.matrices._refreshing.get(db.tenant_id)
     if refreshing is not None:
         await refreshing
     assert (await _search(db, QUESTION))[0] == PARAPHRASE.title
