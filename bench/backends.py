@@ -61,7 +61,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
 from app.deps import Container, build
-from app.services import entries, search
+from app.services import entries, entry_search, search
 from app.services import tenants as tenant_service
 from app.services.records import EntryFilter, EntryIn, EntrySource, Scope
 from app.storage import fulltext, postgres
@@ -711,7 +711,7 @@ class Bench:
     async def raw_search(
         self, tenants: dict[str, Tenant], cases: list[tuple[str, str, str, str | None]]
     ) -> dict[str, dict[str, list[float]]]:
-        """The service's own SELECT (entries.search_statement, the first page's, which
+        """The service's own SELECT (entry_search.search_statement, the first page's, which
         reads the high-water mark itself), run alone in-process on each backend: the
         database's share of a search."""
         out: dict[str, dict[str, list[float]]] = {}
@@ -729,7 +729,7 @@ class Bench:
                                     search.words(q, "q"), scope=scope, scope_ref=ref
                                 )
                                 flt = EntryFilter(search=q, scope=Scope(scope), scope_ref=ref)
-                                stmt = entries.search_statement(
+                                stmt = entry_search.search_statement(
                                     target.dialect, flt, s, cursor=False
                                 )
                                 values = fulltext.params(target, s)

@@ -22,7 +22,7 @@ from sqlalchemy import insert
 from sqlalchemy.dialects import sqlite
 
 from app import ids
-from app.services import entries, search, tenants
+from app.services import entry_search, search, tenants
 from app.services.records import EntryFilter, Scope
 from app.storage import fulltext, migrate
 from app.storage.control_models import api_keys_table, tenants_table
@@ -145,7 +145,7 @@ def fts_sql(
     query = fulltext.Search(
         search.words(question, "filter.search"), scope=scope, scope_ref=scope_ref
     )
-    stmt = entries.search_statement("sqlite", flt, query, cursor=not first_page)
+    stmt = entry_search.search_statement("sqlite", flt, query, cursor=not first_page)
     values = fulltext.params(fulltext.Target("sqlite"), query)
     values.update(page_offset=0, page_limit=first + 1)
     if not first_page:

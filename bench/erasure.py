@@ -25,7 +25,7 @@ from sqlalchemy import select
 from app import ids
 from app.config import Settings
 from app.deps import build
-from app.services import entries, erasure, history, tenants
+from app.services import entries, entry_rows, erasure, history, tenants
 from app.services.records import EntryIn, EntryPatch, Scope
 from app.storage.models import entries_table as en
 from app.storage.types import sqlite_text, utcnow
@@ -114,7 +114,7 @@ async def history_ab(args: argparse.Namespace, data_dir: Path) -> tuple[float, f
 
     async def read_only(conn: Any, entry_id: str, **_: Any) -> Any:
         # The update without history: the same locked read, no versions row written.
-        stmt = select(*entries.COLUMNS).where(en.c.id == entry_id).with_for_update()
+        stmt = select(*entry_rows.COLUMNS).where(en.c.id == entry_id).with_for_update()
         return (await conn.execute(stmt)).first()
 
     a: list[float] = []

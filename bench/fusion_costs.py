@@ -23,7 +23,7 @@ from typing import Any
 from app.adapters import embedders
 from app.config import Settings
 from app.deps import build
-from app.services import cursors, entries, indexer, tenants
+from app.services import cursors, entries, entry_rows, entry_search, indexer, tenants
 from app.services.records import EntryFilter, Scope
 from app.storage import fulltext, reads
 from app.storage.models import entries_table as en
@@ -77,11 +77,11 @@ async def _full_rows_ranking(
     each made an Entry, for their (seq, rank)."""
     target = fulltext.Target.of_engine(db.engine)
     cursor = cursors.encode("entries-search", [hwm, 0])
-    stmt, values, _, _, words = entries._search_query(target, flt, limit - 1, cursor)
+    stmt, values, _, _, words = entry_search.search_query(target, flt, limit - 1, cursor)
     rows = await reads.search_rows(db, stmt, values, words)
-    n = len(entries.COLUMNS)
+    n = len(entry_rows.COLUMNS)
     for r in rows:
-        entries.to_entry(r)
+        entry_rows.to_entry(r)
     return [(int(r[n]), float(r[n + 1])) for r in rows]
 
 
@@ -145,17 +145,17 @@ async def run(args: argparse.Namespace) -> None:
                 p95s: dict[str, list[float]] = {m: [] for m in MODES}
                 medians: dict[str, list[float]] = {m: [] for m in MODES}
                 cpus: dict[str, list[float]] = {m: [] for m in MODES}
-                seq_only = entries._keyword_ranking
+                seq_only = entry_search.keyword_ranking
                 for _ in range(args.rounds):
                     for mode, keyword_only in MODES.items():
                         full = mode == "fused, full rows"
-                        entries._keyword_ranking = _full_rows_ranking if full else seq_only
+                        entry_search.keyword_ranking = _full_rows_ranking if full else seq_only
                         t = time.process_time()
                         lat = await clients(db, keyword_only, args.searches)
                         cpus[mode].append((time.process_time() - t) / len(lat))
                         p95s[mode].append(p95(lat))
                         medians[mode].append(statistics.median(lat))
-                entries._keyword_ranking = seq_only
+                entry_search.keyword_ranking = seq_only
         finally:
             await c.aclose()
     for mode in MODES:

@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from app.config import Settings
 from app.deps import build
-from app.services import entries, fusion, indexer, tenants
+from app.services import entries, entry_search, fusion, indexer, tenants
 from app.services.records import EntryFilter, EntryIn, Scope
 from app.storage import fulltext
 from app.storage.models import entries_table as en
@@ -73,7 +73,7 @@ async def rankings(
     assert embedder is not None
     matrix = await fusion.current_matrix(db, sem, embedder.model)
     hwm = 2**31 - 1
-    keyword = await entries._keyword_ranking(db, flt, hwm, DEPTH)
+    keyword = await entry_search.keyword_ranking(db, flt, hwm, DEPTH)
     aware, entity = await fusion.dense_ranking(db, sem, embedder, matrix, flt, hwm)
     target = fulltext.Target.of_engine(db.engine)
     plain = await fusion._dense(db, sem, embedder, matrix, fusion.where_of(flt, target), hwm,

@@ -18,8 +18,17 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import InvalidInput
-from app.services import context_fusion, entries, evidence, search, search_cache, validation
+from app.services import (
+    context_fusion,
+    entry_rows,
+    entry_search,
+    evidence,
+    search,
+    search_cache,
+    validation,
+)
 from app.services.context_markdown import cut_to_fit, render_entry, render_event
+from app.services.context_ranking import WEIGHTS, Candidate, by_importance, rank
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import Entry, Event, Scope
@@ -54,19 +63,6 @@ T = TypeVar("T", Entry, Event)
 
 
 @dataclass(frozen=True, slots=True)
-class Weights:
-    """score = relevance · (1 + importance·(imp−1)/4 + recency·0.5^(age_days/half_life))."""
-
-    importance: float
-    recency: float
-    half_life_days: float
-
-
-# Tuned by bench/tune_context.py on tests/fixtures/context_labelled.json (docs/context.md).
-WEIGHTS = Weights(importance=2.0, recency=5.0, half_life_days=365.0)
-
-
-@dataclass(frozen=True, slots=True)
 class MemoryContextResult:
     markdown: str
     tokens: int  # estimate_tokens(markdown), never above the budget asked for
@@ -75,39 +71,6 @@ class MemoryContextResult:
     truncated: bool  # something in the scope did not fit (or was cut)
     # With a query: each entry's id → (search.score, search.matched_terms) for that query.
     matches: dict[str, tuple[float, list[str]]] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """What ranking needs of an entry, read before its text."""
-
-    seq: int
-    importance: int
-    updated_at: datetime
-    # −bm25 scaled so the best match is 1.0 (the scale does not change the order);
-    # 0.0 for an entry that does not match the query.
-    relevance: float
-
-
-def score(c: Candidate, weights: Weights, now: datetime) -> float:
-    """The documented formula (module docstring); higher is better, 0 when unmatched.
-
-    Multiplying rather than adding keeps text relevance in charge: importance and recency
-    reorder the entries that match, never lift one that does not above one that does.
-    """
-    age_days = max((now - c.updated_at).total_seconds(), 0.0) / 86_400
-    recency = math.pow(0.5, age_days / weights.half_life_days)
-    importance = (c.importance - 1) / 4
-    return c.relevance * (1 + weights.importance * importance + weights.recency * recency)
-
-
-def _by_importance(c: Candidate) -> tuple[int, float, int]:
-    return (-c.importance, -c.updated_at.timestamp(), -c.seq)
-
-
-def rank(candidates: Sequence[Candidate], weights: Weights, now: datetime) -> list[Candidate]:
-    """Best first; ties (the unmatched all score 0) go to importance, then recency."""
-    return sorted(candidates, key=lambda c: (-score(c, weights, now), *_by_importance(c)))
 
 
 def scopes_of(
@@ -144,7 +107,7 @@ async def _top_entries(
         found.extend(
             Candidate(r.seq, r.importance, r.updated_at, 0.0) for r in await conn.execute(stmt)
         )
-    return sorted(found, key=_by_importance)[:limit]
+    return sorted(found, key=by_importance)[:limit]
 
 
 async def candidates(
@@ -169,7 +132,7 @@ async def candidates(
         prefix=False,
         any_of=[(s.value, r) for s, r in scopes],
     )
-    inner = entries.matching(conn, found, _KEY_COLUMNS).subquery()
+    inner = entry_search.matching(conn, found, _KEY_COLUMNS).subquery()
     stmt = select(inner).order_by(inner.c.rank, inner.c.seq).limit(max(POOL, limit))
     rows = list(await conn.execute(stmt))
     # The rank is better when lower (FTS5's bm25 is negative; PostgreSQL's ts_rank is
@@ -364,7 +327,7 @@ async def load_context(
             limit=max_tokens // MIN_ITEM_TOKENS + 1,
         )  # fmt: skip
         ranked = [c.seq for c in (rank(found, WEIGHTS, now) if query is not None else found)]
-        read_entries = _reader(conn, en, entries.COLUMNS, entries.to_entry)
+        read_entries = _reader(conn, en, entry_rows.COLUMNS, entry_rows.to_entry)
         ent = await _pack(
             ENTRIES_HEADER,
             ranked,

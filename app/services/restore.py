@@ -4,7 +4,7 @@ version; a deleted entry comes back under its id."""
 from sqlalchemy import func, insert, select, update
 
 from app.errors import Conflict, InvalidInput, NotFound
-from app.services.entries import COLUMNS, to_entry
+from app.services.entry_rows import COLUMNS, to_entry
 from app.services.history import COLUMNS as VERSION_COLUMNS
 from app.services.history import check_actor, record, to_version
 from app.services.records import Entry, EntrySource

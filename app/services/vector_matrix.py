@@ -122,11 +122,11 @@ class Matrices:
 
     max_vectors: int = 200_000
     kept: int = 4
-    # A matrix that took longer than this to read is refreshed in the background after a
-    # change, at most once per `refresh_gap` times its read time: while the indexer or the
+    # A matrix of more rows than this is read again in the background after a change, at
+    # most once per `refresh_gap` times its last read's time: while the indexer or the
     # writers move the revision on, a big tenant's searches would otherwise each wait for a
-    # whole new read.
-    inline_refresh_seconds: float = 0.05
+    # whole new read. (Rows, not seconds: a busy machine must not change what a search sees.)
+    background_rows: int = 20_000
     refresh_gap: float = 4.0
     _cache: "OrderedDict[str, Matrix]" = field(default_factory=OrderedDict)
     # One read of a tenant's vectors at a time: concurrent searches after a change wait
@@ -138,17 +138,15 @@ class Matrices:
         self, db: TenantDb, model: str, revision: int, conn: AsyncConnection | None = None
     ) -> Matrix:
         """The tenant's current vectors by `model` as one matrix, read again when its entries
-        `revision` moved (a write, or the indexer storing vectors): at once when the read is
-        quick, else in the background while searches use the matrix they have (entries embedded
-        since are found by their words meanwhile). Read in `conn` when given."""
+        `revision` moved (a write, or the indexer storing vectors): at once for a small
+        tenant, else in the background while searches use the matrix they have (entries
+        embedded since are found by their words meanwhile). Read in `conn` when given."""
         held = self._cache.get(db.tenant_id)
         if held is not None and held.model == model:
             if held.revision == revision:
                 self._cache.move_to_end(db.tenant_id)
                 return held
-            # An empty matrix is read again at once however long it took (a slow disk, a busy
-            # machine): its searches would otherwise keep finding nothing by meaning.
-            if len(held.seqs) and held.read_seconds >= self.inline_refresh_seconds:
+            if len(held.seqs) > self.background_rows:
                 self._refresh_later(db, model, revision, held)
                 return held
         if conn is not None:

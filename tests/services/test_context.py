@@ -15,7 +15,7 @@ from sqlalchemy import func, select, update
 
 from app.deps import Container
 from app.errors import ExpectedError, InvalidInput, TooLarge
-from app.services import context, context_markdown, entries, events
+from app.services import context, context_markdown, context_ranking, entries, events
 from app.services.context import load_context
 from app.services.records import Entry, EntryIn, EntrySource, Event, EventIn, Scope
 from app.storage.models import entries_table, events_table
@@ -369,7 +369,7 @@ async def test_ranking_on_the_labelled_set(db: TenantDb) -> None:
         key_of_seq = {r.seq: by_id[r.id] for r in rows}
 
     tuned, plain, complete = [], [], []
-    bm25_only = context.Weights(importance=0.0, recency=0.0, half_life_days=1.0)
+    bm25_only = context_ranking.Weights(importance=0.0, recency=0.0, half_life_days=1.0)
     for q in data["questions"]:
         result = await load(
             db, scope=Scope(q["scope"]), scope_ref=q["scope_ref"], query=q["query"],
@@ -386,7 +386,9 @@ async def test_ranking_on_the_labelled_set(db: TenantDb) -> None:
             )
             found = await context.candidates(conn, scopes=scopes, query=q["query"], limit=1000)
         plain.append(
-            ndcg_at_5([key_of_seq[c.seq] for c in context.rank(found, bm25_only, now)], relevant)
+            ndcg_at_5(
+                [key_of_seq[c.seq] for c in context_ranking.rank(found, bm25_only, now)], relevant
+            )
         )
     # The best answer always in the top 5, nearly always every answer; and importance and
     # recency must earn their place: nDCG@5 above bm25 alone (0.846 on this set).

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import func, insert, select, text
 
 from app.config import Settings
-from app.services import cursors, entries, search, search_cache
+from app.services import cursors, entries, entry_rows, search, search_cache
 from app.services.records import Edge, Entry, EntryFilter, EntrySource, Page, Scope
 from app.storage import fulltext, reads, tenants
 from app.storage.models import entries_table as en
@@ -102,7 +102,7 @@ async def reference_search(
         if hwm is None:
             hwm = (await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar_one()
         stmt = (
-            fulltext.entries(fulltext.Target.of(conn), query, entries.COLUMNS)
+            fulltext.entries(fulltext.Target.of(conn), query, entry_rows.COLUMNS)
             .where(en.c.seq <= hwm, *conds)
             .order_by(text("rank"), en.c.seq)
             .offset(offset)
@@ -111,7 +111,7 @@ async def reference_search(
         rows = list(await conn.execute(stmt))
     edges = []
     for i, r in enumerate(rows[:first]):
-        e = entries.to_entry(r)
+        e = entry_rows.to_entry(r)
         # The score: the share of the search's words the entry contains (search.score).
         matched = search.matched_terms(query.words, [e.title, e.summary, *e.tags])
         cursor = cursors.encode("entries-search", [hwm, offset + i + 1])

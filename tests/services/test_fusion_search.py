@@ -333,17 +333,14 @@ async def test_concurrent_context_loads_never_wait_on_their_own_pool(
 async def test_a_slow_matrix_is_refreshed_in_the_background(
     container: Container, db: TenantDb
 ) -> None:
-    """A tenant whose vectors take long to read is searched with the matrix it has while one
+    """A tenant with many vectors is searched with the matrix it has while one
     read runs in the background; the entries embedded since are found by their words."""
     sem = _semantic(container)
     for e in OTHERS:
         await entries.create_entry(db, e)
     await _embed_all(container, db)
     assert PARAPHRASE.title not in await _search(db, QUESTION)  # the matrix is read
-    sem.matrices.inline_refresh_seconds, sem.matrices.refresh_gap = (
-        0.0,
-        0.0,
-    )  # every read counts as slow
+    sem.matrices.background_rows, sem.matrices.refresh_gap = 0, 0.0  # every matrix is big
     await entries.create_entry(db, PARAPHRASE)
     await _embed_all(container, db)
     assert PARAPHRASE.title not in await _search(db, QUESTION)  # the old matrix, at once

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from app.config import Settings
 from app.deps import Container, build
 from app.errors import NotFound
-from app.services import context, entries, events, search_cache
+from app.services import context, entries, entry_search, events, search_cache
 from app.services.compaction import compact_tenant
 from app.services.records import (
     Entry,
@@ -70,7 +70,7 @@ def counted_since(before: dict[str, float]) -> dict[str, float]:
 
 async def uncached(db: TenantDb, flt: EntryFilter, first: int, after: str | None) -> Page[Entry]:
     """The page straight from the database."""
-    return await entries._uncached_search(db, flt, first=first, after=after)
+    return await entry_search.uncached_search(db, flt, first=first, after=after)
 
 
 async def search(db: TenantDb, text: str = "budget roas", first: int = 5, **kw: Any) -> Page[Entry]:
@@ -272,7 +272,7 @@ async def test_a_write_racing_the_search_never_leaves_a_stale_page(
     the search, the page without the write would be served from then on.)"""
     await fill(db)
     flt = EntryFilter(search="walrus budget")
-    search_for_real = entries._uncached_search
+    search_for_real = entry_search.uncached_search
     written: list[Entry] = []
 
     async def racing(db: TenantDb, flt: EntryFilter, **kw: Any) -> Page[Entry]:
@@ -286,7 +286,7 @@ async def test_a_write_racing_the_search_never_leaves_a_stale_page(
         written.append(await entries.create_entry(db, walrus))
         return page
 
-    monkeypatch.setattr(entries, "_uncached_search", racing)
+    monkeypatch.setattr(entry_search, "uncached_search", racing)
     revision_read = await search_cache.read_revision(db)
     raced = await search(db, "walrus budget")
     assert (written[0].id in ids(raced)) is (when == "before the search")
@@ -339,13 +339,13 @@ async def test_identical_searches_at_once_search_once(
     none sharing a list with another."""
     await fill(db)
     searched: list[EntryFilter] = []
-    search_fn = entries._uncached_search
+    search_fn = entry_search.uncached_search
 
     async def counting(db: TenantDb, flt: EntryFilter, **kw: Any) -> Page[Entry]:
         searched.append(flt)
         return await search_fn(db, flt, **kw)
 
-    monkeypatch.setattr(entries, "_uncached_search", counting)
+    monkeypatch.setattr(entry_search, "uncached_search", counting)
     joined = sample("jet_entry_search_cache_lookups_total", result="joined")
     before = lookups()
     pages = await asyncio.gather(*(search(db, "budget pacing") for _ in range(8)))
@@ -370,7 +370,7 @@ async def test_when_the_search_they_wait_for_fails_one_waiter_searches_again(
 ) -> None:
     await fill(db)
     want = await uncached(db, EntryFilter(search="roas"), 5, None)
-    search_fn = entries._uncached_search
+    search_fn = entry_search.uncached_search
     started, release = asyncio.Event(), asyncio.Event()
     calls = 0
 
@@ -394,7 +394,7 @@ async def test_when_the_search_they_wait_for_fails_one_waiter_searches_again(
 
     joins = Joins()
     monkeypatch.setattr(search_cache, "_JOINED", joins)
-    monkeypatch.setattr(entries, "_uncached_search", first_one_fails)
+    monkeypatch.setattr(entry_search, "uncached_search", first_one_fails)
     leader = asyncio.ensure_future(search(db, "roas"))
     await asyncio.wait_for(started.wait(), 30)
     # Each reads the revision first (I/O on PostgreSQL), then joins.

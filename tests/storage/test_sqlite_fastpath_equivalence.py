@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.deps import Container
-from app.services import cursors, entries, events, search_cache
+from app.services import cursors, entries, entry_search, events, search_cache
 from app.services.records import (
     EntryFilter,
     EntryIn,
@@ -114,7 +114,7 @@ def _statements() -> list[tuple[Select[Any], dict[str, Any]]]:
         EntryFilter(search="budget", sources=[], scope_ref="ref-2"),
     ):
         for after in (None, "later"):
-            stmt, values, _, _, _ = entries._search_query(
+            stmt, values, _, _, _ = entry_search.search_query(
                 fulltext.Target("sqlite"), flt, 7, None if after is None else _cursor()
             )
             out.append((stmt, values))
