@@ -15,6 +15,7 @@ from app.services.indexer import Indexer
 from app.services.ratelimit import RateLimiter
 from app.services.tenants import Authenticator
 from app.storage.control import ControlDb
+from app.storage.templates import DatabaseTemplates
 from app.storage.tenants import TenantDatabases
 
 
@@ -47,9 +48,10 @@ class Container:
         await self.control.aclose()
 
 
-async def build(settings: Settings) -> Container:
-    """Open the control database (migrated to head) and the tenant registry."""
-    control = ControlDb(settings)
+async def build(settings: Settings, *, templates: DatabaseTemplates | None = None) -> Container:
+    """Open the control database (migrated to head) and the tenant registry; `templates`:
+    where new databases are copied from (the tests' fixtures, app/storage/templates.py)."""
+    control = ControlDb(settings, template=templates.control_file if templates else None)
     try:
         await control.migrate()
     except BaseException:
@@ -61,7 +63,7 @@ async def build(settings: Settings) -> Container:
     semantic = _semantic(settings)
     if semantic is not None:
         shared[fusion.KEY] = semantic
-    tenants = TenantDatabases(settings, shared=shared)
+    tenants = TenantDatabases(settings, shared=shared, templates=templates)
     return Container(
         settings=settings,
         control=control,
