@@ -4,12 +4,15 @@ migrated to head, where migrating it from 0001 would cost more than the copy.
 The test fixtures use it (tests/conftest.py, docs/testing.md); the product does not, as
 tenant creation is rare and a template kept beside the data is one more thing to go stale.
 A copy is only ever of a template at the current head, and the database is then opened as
-usual, which migrates whatever is not at head: a template never skips a migration.
+usual, which migrates whatever is not at head: a template never skips a migration. What a
+migration draws at random for each database is drawn again for each copy (`_REDRAW`).
 """
 
 import asyncio
 import os
+import secrets
 import shutil
+import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +29,16 @@ from app.storage.transactions import write_transaction
 # head's revision; a new tenant's schema is one of them renamed (no schema-qualified name
 # inside a tenant's schema: its trigger functions use TG_TABLE_SCHEMA).
 SPARE_PREFIX = "jet_spare_"
+
+
+# Per database, a migration's random start (tenant 0005: the entry revision number, so a
+# page cached under a dropped table's numbers is never served for a new one): a copy must
+# not share it with its template.
+_REDRAW = "UPDATE {table}memory_entries_revision SET n = :n"
+
+
+def _random_start() -> int:
+    return secrets.randbits(62)  # as migration 0005 draws it
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +98,10 @@ def copy_sqlite(template: Path, dest: Path, kind: migrate.Kind) -> bool:
     try:
         shutil.copyfile(template, tmp)
         os.chmod(tmp, 0o600)  # memory is private, as engines._prepare_file makes it
+        if kind == "tenant":
+            with sqlite3.connect(tmp) as conn:
+                conn.execute(_REDRAW.format(table=""), {"n": _random_start()})
+            conn.close()
         try:
             os.link(tmp, dest)
         except FileExistsError:
@@ -131,6 +148,7 @@ async def claim_spare(conn: AsyncConnection, schema: str) -> bool:
         return False
     assert schema.replace("_", "").isalnum(), schema
     await conn.execute(text(f'ALTER SCHEMA "{row[0]}" RENAME TO "{schema}"'))
+    await conn.execute(text(_REDRAW.format(table=f'"{schema}".')), {"n": _random_start()})
     return True
 
 
