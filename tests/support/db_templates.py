@@ -11,9 +11,10 @@ from app.storage import postgres, templates
 from app.storage.control import ControlDb
 from app.storage.transactions import write_transaction
 
-# Spare tenant schemas in each test's PostgreSQL database: most tests make one to three
-# tenants; one past the spares is migrated as without a template.
-SPARE_SCHEMAS = 4
+# Spare tenant schemas in each test's PostgreSQL database: each makes every CREATE DATABASE
+# copy more files (docs/testing.md has the figures), and most tests make one tenant; the
+# tenants past the spares are migrated as without a template.
+SPARE_SCHEMAS = 1
 
 
 def sqlite_templates(directory: Path) -> templates.DatabaseTemplates:
