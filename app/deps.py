@@ -16,6 +16,7 @@ from app.services.indexer import Indexer
 from app.services.ratelimit import RateLimiter
 from app.services.tenants import Authenticator
 from app.storage.control import ControlDb
+from app.storage.templates import DatabaseTemplates
 from app.storage.tenants import TenantDatabases
 
 
@@ -54,9 +55,10 @@ class Container:
         await self.control.aclose()
 
 
-async def build(settings: Settings) -> Container:
-    """Open the control database (migrated to head) and the tenant registry."""
-    control = ControlDb(settings)
+async def build(settings: Settings, *, templates: DatabaseTemplates | None = None) -> Container:
+    """Open the control database (migrated to head) and the tenant registry; `templates`:
+    where new databases are copied from (the tests' fixtures, app/storage/templates.py)."""
+    control = ControlDb(settings, template=templates.control_file if templates else None)
     try:
         await control.migrate()
     except BaseException:
@@ -65,7 +67,7 @@ async def build(settings: Settings) -> Container:
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
         shared[search_cache.KEY] = search_cache.SearchCache(settings.search_cache_pages)
-    tenants = TenantDatabases(settings, shared=shared)
+    tenants = TenantDatabases(settings, shared=shared, templates=templates)
     embedders = None
     if settings.embedder != "none":
         embedders = TenantEmbedders(control, tenants, _local_embedder())

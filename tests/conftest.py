@@ -11,6 +11,7 @@ tests/support/citus_cluster.py), with the tests marked `citus` (cluster operatio
 the extension installed (`make citus`) they skip, saying so.
 """
 
+import asyncio
 import logging
 import os
 import uuid
@@ -31,6 +32,7 @@ from app.edge.app import create_app
 from app.embedded_redis import EmbeddedRedis
 from app.services import tenants
 from app.storage import migrate
+from app.storage.templates import DatabaseTemplates
 from app.storage.tenants import TenantDb
 
 if TYPE_CHECKING:
@@ -157,12 +159,50 @@ def postgres_server(backend: str, citus_cluster: "CitusCluster | None") -> Itera
         yield server.url
 
 
+@pytest.fixture(scope="session")
+def postgres_template(
+    postgres_server: str | None, citus_cluster: "CitusCluster | None"
+) -> Iterator[str | None]:
+    """The session's template database on PostgreSQL (not Citus): the control schema and
+    spare tenant schemas at head (tests/support/db_templates.py); else None."""
+    if postgres_server is None or citus_cluster is not None:
+        yield None
+        return
+    from tests.support.db_templates import postgres_template as make
+    from tests.support.postgres_server import drop_database
+
+    name = make(postgres_server)
+    try:
+        yield name
+    finally:
+        asyncio.run(drop_database(postgres_server, name))
+
+
+@pytest.fixture(scope="session")
+def database_templates(
+    tmp_path_factory: pytest.TempPathFactory,
+    postgres_server: str | None,
+    postgres_template: str | None,
+) -> DatabaseTemplates | None:
+    """What the `container` fixture's new databases are copied from instead of migrated
+    (app/storage/templates.py): SQLite files at head made once per session, or the spare
+    tenant schemas of the test's database (from `postgres_template`). None on Citus."""
+    if postgres_server is None:
+        from tests.support.db_templates import sqlite_templates
+
+        return sqlite_templates(tmp_path_factory.mktemp("templates"))
+    return None if postgres_template is None else DatabaseTemplates(spares=True)
+
+
 @pytest.fixture
 async def database_url(
-    postgres_server: str | None, citus_cluster: "CitusCluster | None"
+    postgres_server: str | None,
+    citus_cluster: "CitusCluster | None",
+    postgres_template: str | None,
 ) -> AsyncIterator[str | None]:
-    """A fresh, empty PostgreSQL database for this test (None on SQLite; on Citus, on every
-    node of the cluster)."""
+    """A fresh PostgreSQL database for this test (None on SQLite; on Citus, on every node of
+    the cluster): empty on Citus, else a copy of `postgres_template`, whose control schema
+    is at head and whose spare tenant schemas only the `container` fixture uses."""
     if postgres_server is None:
         yield None
         return
@@ -176,7 +216,7 @@ async def database_url(
         finally:
             await citus_cluster.drop_database(name)
         return
-    url = await create_database(postgres_server, name)
+    url = await create_database(postgres_server, name, template=postgres_template or "template0")
     try:
         yield url
     finally:
@@ -191,8 +231,10 @@ def settings(tmp_path: Path, database_url: str | None) -> Settings:
 
 
 @pytest.fixture
-async def container(settings: Settings) -> AsyncIterator[Container]:
-    c = await build(settings)
+async def container(
+    settings: Settings, database_templates: DatabaseTemplates | None
+) -> AsyncIterator[Container]:
+    c = await build(settings, templates=database_templates)
     yield c
     await c.aclose()
 

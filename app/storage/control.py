@@ -6,6 +6,7 @@ tables live in schema `jet_control`."""
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Column, delete, insert, select, update
@@ -19,6 +20,7 @@ from app.storage.control_models import tenant_policies_table as policies_t
 from app.storage.control_models import tenant_removals_table as removals_t
 from app.storage.control_models import tenants_table as tenants_t
 from app.storage.engines import sqlite_engine
+from app.storage.templates import copy_sqlite
 from app.storage.transactions import read_statement, write_transaction
 from app.storage.types import utcnow
 
@@ -45,7 +47,9 @@ class DuplicateName(Exception):
 
 
 class ControlDb:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, template: Path | None = None) -> None:
+        """`template`: a control database file at head that a new SQLite control database
+        is copied from (the tests' fixtures; app/storage/templates.py)."""
         self._raw: AsyncEngine
         self._schema: str | None = None
         if settings.database_url is not None:
@@ -60,6 +64,8 @@ class ControlDb:
             self.engine: AsyncEngine = postgres.for_schema(self._raw, self._schema)
         else:
             settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if template is not None:
+                copy_sqlite(template, settings.control_db_path, "control")
             self._raw = self.engine = sqlite_engine(
                 settings.control_db_path,
                 synchronous="FULL",

@@ -27,6 +27,7 @@ from app.storage.sqlite.fastpath.dialect import OneHopDialect
 from app.storage.sqlite.fastpath.inline_reader import InlineReader
 from app.storage.sqlite.fastpath.search import WordCounts
 from app.storage.sqlite.fastpath.writer_lock import SUFFIX as WRITER_LOCK_SUFFIX
+from app.storage.templates import DatabaseTemplates, claim_spare, copy_sqlite
 from app.storage.transactions import read_statement, write_transaction
 
 log = logging.getLogger(__name__)
@@ -85,12 +86,21 @@ class TenantDb:
 
 
 class TenantDatabases:
-    def __init__(self, settings: Settings, *, shared: Mapping[str, object] = EMPTY) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        shared: Mapping[str, object] = EMPTY,
+        templates: DatabaseTemplates | None = None,
+    ) -> None:
         """`shared`: helpers of the process that every leased TenantDb carries as
         `db.shared`, such as the entry search cache (app/services/search_cache.py), which
-        the composition root (app/deps.py) makes: storage knows no services."""
+        the composition root (app/deps.py) makes: storage knows no services. `templates`:
+        where a new tenant's database is copied from instead of migrated from 0001 (the
+        tests' fixtures; app/storage/templates.py)."""
         self._settings = settings
         self._shared_helpers = shared
+        self._templates = templates
         self._open: OrderedDict[str, TenantDb] = OrderedDict()
         self._opening: dict[str, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -194,6 +204,8 @@ class TenantDatabases:
         if self._shared is not None:
             schema = postgres.tenant_schema(tenant_id)
             async with write_transaction(self._shared) as conn:
+                if self._templates is not None and self._templates.spares:
+                    await claim_spare(conn, schema)
                 if await migrate.upgrade(conn, "tenant", schema):
                     log.info("migrated tenant schema", extra={"tenant_id": tenant_id})
             return TenantDb(
@@ -202,6 +214,9 @@ class TenantDatabases:
                 owns_engine=False,
                 shared=self._shared_helpers,
             )
+        template = self._templates.tenant_file if self._templates is not None else None
+        if template is not None and not self.path(tenant_id).exists():
+            await asyncio.to_thread(copy_sqlite, template, self.path(tenant_id), "tenant")
         engine = await self._engine(tenant_id)
         try:
             # Almost every open finds the database at head: one plain read says so (and,

@@ -78,17 +78,43 @@ def jet_serve(
     jet = Path(sys.executable).parent / "jet-memory"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("JET_")}
     environ |= {"JET_DATA_DIR": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1", **(env or {})}
-    keys = []
-    for name in tenants:
-        created = subprocess.run(
-            [str(jet), "tenants", "create", name],
-            env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
-        assert created.returncode == 0, created.stderr
-        keys.append(created.stdout.strip().splitlines()[-1])
+    keys = create_tenants(environ, tenants)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [str(jet), "serve", "--host", "127.0.0.1", "--port", str(port)]
     with serving(argv, url=url, env=environ, cwd=tmp_path, log=tmp_path / "serve.log",
                  startup_seconds=startup_seconds):  # fmt: skip
         yield url, keys
+
+
+def create_tenants(environ: dict[str, str], names: Sequence[str]) -> list[str]:
+    """Make tenants (their first keys returned) in the databases that a server with
+    `environ` uses, as `jet-memory tenants create` does, but in this process: a CLI process
+    per tenant would import the whole app again (tests/test_serve_process.py runs the CLI)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.config import Settings
+    from app.deps import build
+    from app.services.tenants import create_tenant
+
+    given = {
+        field: environ[f"JET_{field.upper()}"]
+        for field in Settings.model_fields
+        if f"JET_{field.upper()}" in environ
+    }
+    settings = Settings(_env_file=None, **given)  # type: ignore[call-arg, arg-type]
+
+    async def create() -> list[str]:
+        container = await build(settings)
+        try:
+            return [
+                (await create_tenant(container.control, container.tenants, n))[1].secret
+                for n in names
+            ]
+        finally:
+            await container.aclose()
+
+    # Its own thread, so its own event loop even when called from an async test.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, create()).result(timeout=120)
