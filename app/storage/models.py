@@ -3,7 +3,8 @@ compaction runs and the LLM calls they made (the token budget is summed from tho
 
 Who uses them: the services (through Core statements on `Model.__table__`) and alembic
 (autogenerate compares migrations to this metadata). FTS5 tables and triggers live only in
-the migrations (alembic cannot model them).
+the migrations (alembic cannot model them). The change feed's tables (models_feed.py) and
+search by meaning's (models_search.py) are imported here, so this metadata holds them all.
 """
 
 from datetime import datetime
@@ -11,30 +12,25 @@ from datetime import datetime
 from sqlalchemy import (
     JSON,
     BigInteger,
-    Boolean,
     CheckConstraint,
     Column,
     ForeignKey,
-    Identity,
     Index,
     Integer,
-    LargeBinary,
-    MetaData,
     String,
     text,
 )
-from sqlmodel import Field, SQLModel
+from sqlmodel import Field
 
+from app.storage.model_base import SCOPE_CHECK, SCOPE_REF_CHECK
+from app.storage.model_base import TenantModel as TenantModel
+from app.storage.models_feed import changes_table as changes_table
+from app.storage.models_feed import webhook_deliveries_table as webhook_deliveries_table
+from app.storage.models_feed import webhook_endpoints_table as webhook_endpoints_table
+from app.storage.models_search import embedding_leases_table as embedding_leases_table
+from app.storage.models_search import entry_vectors_table as entry_vectors_table
+from app.storage.models_search import search_settings_table as search_settings_table
 from app.storage.types import UTCDateTime
-
-_scope_check = "scope IN ('institutional', 'entity', 'project', 'team')"
-_scope_ref_check = "(scope = 'institutional') = (scope_ref IS NULL)"
-
-
-class TenantModel(SQLModel):
-    """Base of every table in a tenant database (its own metadata, apart from control)."""
-
-    metadata = MetaData()
 
 
 class MemoryEvent(TenantModel, table=True):
@@ -42,8 +38,8 @@ class MemoryEvent(TenantModel, table=True):
 
     __tablename__ = "memory_events"
     __table_args__ = (
-        CheckConstraint(_scope_check, name="ck_memory_events_scope"),
-        CheckConstraint(_scope_ref_check, name="ck_memory_events_scope_ref"),
+        CheckConstraint(SCOPE_CHECK, name="ck_memory_events_scope"),
+        CheckConstraint(SCOPE_REF_CHECK, name="ck_memory_events_scope_ref"),
         Index("ix_memory_events_time", "occurred_at", "id"),
         Index("ix_memory_events_scope_time", "scope", "scope_ref", "occurred_at", "id"),
         Index(
@@ -83,8 +79,8 @@ class MemoryEntry(TenantModel, table=True):
 
     __tablename__ = "memory_entries"
     __table_args__ = (
-        CheckConstraint(_scope_check, name="ck_memory_entries_scope"),
-        CheckConstraint(_scope_ref_check, name="ck_memory_entries_scope_ref"),
+        CheckConstraint(SCOPE_CHECK, name="ck_memory_entries_scope"),
+        CheckConstraint(SCOPE_REF_CHECK, name="ck_memory_entries_scope_ref"),
         CheckConstraint("importance BETWEEN 1 AND 5", name="ck_memory_entries_importance"),
         CheckConstraint(
             "source IN ('chat', 'call', 'email', 'manual', 'compactor')",
@@ -211,137 +207,13 @@ class LlmCall(TenantModel, table=True):
     completion_tokens: int = 0
 
 
-class MemoryChange(TenantModel, table=True):
-    """The outbox: one row per change (event.appended, entry.created/updated/deleted,
-    compaction.finished), written in the changing transaction; never the memory text.
-    Ids only grow and are committed in order (PostgreSQL: a lock, migration 0008)."""
-
-    __tablename__ = "memory_changes"
-    __table_args__ = (
-        Index("ix_memory_changes_at", "at"),
-        {"sqlite_autoincrement": True},
-    )
-
-    id: int | None = Field(
-        default=None,
-        sa_column=Column(
-            BigInteger().with_variant(Integer, "sqlite"), Identity(always=False), primary_key=True
-        ),
-    )
-    type: str = Field(max_length=32)
-    at: datetime = Field(sa_type=UTCDateTime)
-    scope: str | None = Field(default=None, max_length=16)
-    scope_ref: str | None = Field(default=None, max_length=200)
-    object_id: str = Field(max_length=40)
-    version: int = 1
-
-
-class WebhookEndpoint(TenantModel, table=True):
-    """Where a tenant's changes are POSTed. `secret` is kept because every delivery is
-    signed with it, and is never returned after creation. `cursor` is the last change
-    fanned out into deliveries; the lease says which worker delivers it now."""
-
-    __tablename__ = "webhook_endpoints"
-    __table_args__ = (
-        CheckConstraint("status IN ('enabled', 'disabled')", name="ck_webhook_endpoints_status"),
-    )
-
-    seq: int | None = Field(default=None, primary_key=True)
-    id: str = Field(sa_column=Column(String(40), nullable=False, unique=True))
-    url: str = Field(max_length=2048)
-    types: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    scope: str | None = Field(default=None, max_length=16)
-    scope_ref: str | None = Field(default=None, max_length=200)
-    description: str | None = Field(default=None, max_length=200)
-    secret: str = Field(max_length=100)
-    status: str = Field(max_length=16)
-    disabled_reason: str | None = Field(default=None, max_length=500)
-    created_at: datetime = Field(sa_type=UTCDateTime)
-    updated_at: datetime = Field(sa_type=UTCDateTime)
-    cursor: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
-    lease_owner: str | None = Field(default=None, max_length=100)
-    lease_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
-
-
-class WebhookDelivery(TenantModel, table=True):
-    """One change to one endpoint: pending until a 2xx, retried with backoff, the
-    delivery log. `scope_key` orders deliveries: one scope's go out one at a time."""
-
-    __tablename__ = "webhook_deliveries"
-    __table_args__ = (
-        CheckConstraint("status IN ('pending', 'delivered')", name="ck_webhook_deliveries_status"),
-        Index("ux_webhook_deliveries_change", "endpoint_id", "change_id", unique=True),
-        Index("ix_webhook_deliveries_pending", "endpoint_id", "status", "scope_key", "change_id"),
-    )
-
-    seq: int | None = Field(default=None, primary_key=True)
-    id: str = Field(sa_column=Column(String(40), nullable=False, unique=True))
-    endpoint_id: str = Field(
-        sa_column=Column(
-            String(40), ForeignKey("webhook_endpoints.id", ondelete="CASCADE"), nullable=False
-        )
-    )
-    change_id: int = Field(sa_column=Column(BigInteger, nullable=False))
-    scope_key: str = Field(max_length=220)
-    type: str = Field(max_length=32)
-    payload: str  # the change as sent (JSON): never memory text
-    status: str = Field(max_length=16)
-    attempts: int = 0
-    next_attempt_at: datetime = Field(sa_type=UTCDateTime)
-    first_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    last_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    last_status: int | None = None
-    last_error: str | None = Field(default=None, max_length=500)
-    latency_ms: int | None = None
-    created_at: datetime = Field(sa_type=UTCDateTime)
-    delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-
-
-class MemoryEntryVector(TenantModel, table=True):
-    """An entry's embedding by one model, of the entry's `version` (an older version's is
-    stale: the indexer embeds it again); gone with its entry (the foreign key)."""
-
-    __tablename__ = "memory_entry_vectors"
-    __table_args__ = (Index("ix_memory_entry_vectors_entry_seq", "entry_seq"),)
-
-    model: str = Field(sa_column=Column(String(200), primary_key=True))
-    entry_seq: int = Field(
-        sa_column=Column(
-            Integer, ForeignKey("memory_entries.seq", ondelete="CASCADE"), primary_key=True
-        )
-    )
-    version: int = Field(sa_column=Column(Integer, nullable=False))
-    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-
-
-class EmbeddingLease(TenantModel, table=True):
-    """Which process embeds this tenant's entries for `model` until `until`, so several
-    API processes do not embed the same entries at once."""
-
-    __tablename__ = "memory_embedding_leases"
-
-    model: str = Field(sa_column=Column(String(200), primary_key=True))
-    owner: str = Field(max_length=100)
-    until: datetime = Field(sa_type=UTCDateTime)
-
-
-class SearchSetting(TenantModel, table=True):
-    """The tenant's search: `keyword_only` turns search by meaning off for every request."""
-
-    __tablename__ = "memory_search_settings"
-    __table_args__ = (CheckConstraint("id = 1", name="ck_memory_search_settings_one_row"),)
-
-    id: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
-    keyword_only: bool = Field(sa_column=Column(Boolean, nullable=False))
-
-
 class MemoryScopeSummary(TenantModel, table=True):
     """Per (scope, scope_ref): how many events and entries it holds and when it last moved,
     kept in the writing transaction (event writers, triggers: migration 0010) so listing the
     scopes never counts the log. `scope_key` is scope_ref, '' for the institutional scope."""
 
     __tablename__ = "memory_scopes"
-    __table_args__ = (CheckConstraint(_scope_check, name="ck_memory_scopes_scope"),)
+    __table_args__ = (CheckConstraint(SCOPE_CHECK, name="ck_memory_scopes_scope"),)
 
     scope: str = Field(max_length=16, primary_key=True)
     scope_key: str = Field(max_length=200, primary_key=True)
@@ -423,9 +295,3 @@ class ErasurePass(TenantModel, table=True):
 entry_versions_table = MemoryEntryVersion.__table__  # type: ignore[attr-defined]
 erasures_table = Erasure.__table__  # type: ignore[attr-defined]
 erasure_pass_table = ErasurePass.__table__  # type: ignore[attr-defined]
-changes_table = MemoryChange.__table__  # type: ignore[attr-defined]
-webhook_endpoints_table = WebhookEndpoint.__table__  # type: ignore[attr-defined]
-webhook_deliveries_table = WebhookDelivery.__table__  # type: ignore[attr-defined]
-entry_vectors_table = MemoryEntryVector.__table__  # type: ignore[attr-defined]
-embedding_leases_table = EmbeddingLease.__table__  # type: ignore[attr-defined]
-search_settings_table = SearchSetting.__table__  # type: ignore[attr-defined]
