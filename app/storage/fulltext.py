@@ -16,7 +16,6 @@ loader's scaling are the same code on both.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -24,81 +23,31 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
-    and_,
     bindparam,
     cast,
-    column,
     func,
-    literal,
     literal_column,
-    or_,
     select,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.dialects.postgresql import JSONB
 
-from app.storage import postgres
+from app.storage import fulltext_postgres
+from app.storage.fulltext_types import MIN_PREFIX_LEN as MIN_PREFIX_LEN
+from app.storage.fulltext_types import Search as Search
+from app.storage.fulltext_types import Shape as Shape
+from app.storage.fulltext_types import Target as Target
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
-
-MIN_PREFIX_LEN = 3
-
-
-@dataclass(frozen=True, slots=True)
-class Search:
-    """What to find: any of `words` (none required; matching more ranks higher), in rows
-    that pass every filter."""
-
-    words: Sequence[str]
-    prefix: bool = True  # a word also matches as a prefix (3 characters or more)
-    scope: str | None = None
-    scope_ref: str | None = None  # with `scope`: that exact scope/scopeRef
-    tags: Sequence[str] = ()  # every one of them
-    # At least one of these exact (scope, scopeRef) pairs (the context loader).
-    any_of: Sequence[tuple[str, str | None]] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Which backend a statement is for, and (PostgreSQL) the tenant's schema."""
-
-    dialect: str
-    schema: str | None = None
-
-    @classmethod
-    def of(cls, conn: AsyncConnection) -> "Target":
-        return cls(conn.dialect.name, postgres.schema_of(conn))
-
-    @classmethod
-    def of_engine(cls, engine: AsyncEngine) -> "Target":
-        options = engine.sync_engine.get_execution_options()
-        translate: dict[Any, str] = options.get("schema_translate_map") or {}
-        return cls(engine.dialect.name, translate.get(None))
 
 
 def entries(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
     """Entries matching `s`: `columns`, `seq` and `rank` (lower is better)."""
     if target.dialect == "postgresql":
-        return _pg_matching(target, en, s, columns, _PG_ENTRY_WEIGHTS, tags=True)
+        return fulltext_postgres.matching(
+            target, en, s, columns, fulltext_postgres.ENTRY_WEIGHTS, tags=True
+        )
     return _fts5_entries(s, columns)
-
-
-@dataclass(frozen=True, slots=True)
-class Shape:
-    """What a Search's statement looks like, apart from its values (which become bind
-    parameters, see `params`): a key for a statement built once and reused. `any_of` (the
-    context loader's) has no template; it builds its statement with `entries`."""
-
-    scope: bool = False
-    scope_ref: bool = False
-    tags: bool = False
-
-    @classmethod
-    def of(cls, s: Search) -> "Shape":
-        assert not s.any_of, "a Search with any_of has no template"
-        return cls(s.scope is not None, s.scope is not None and s.scope_ref is not None,
-                   bool(s.tags))  # fmt: skip
 
 
 def entries_page(
@@ -122,7 +71,9 @@ def entries_page(
     offset = bindparam("page_offset", type_=Integer)
     limit = bindparam("page_limit", type_=Integer)
     if dialect == "postgresql":
-        stmt = _pg_template(en, shape, columns, _PG_ENTRY_WEIGHTS, tags=True).where(*conds)
+        stmt = fulltext_postgres.template(
+            en, shape, columns, fulltext_postgres.ENTRY_WEIGHTS, tags=True
+        ).where(*conds)
         if below_hwm:
             stmt = stmt.where(en.c.seq <= bindparam("hwm"))
         return stmt.add_columns(*extra).order_by(text("rank"), en.c.seq).offset(offset).limit(limit)
@@ -163,8 +114,8 @@ def params(target: Target, s: Search) -> dict[str, Any]:
     """The bind parameters of `entries_page(target.dialect, Shape.of(s), ...)` for `s`."""
     if target.dialect == "postgresql":
         out: dict[str, Any] = {
-            "fts_config": _pg_config(target),
-            "fts_query": tsquery_text(s.words, prefix=s.prefix),
+            "fts_config": fulltext_postgres.config_name(target),
+            "fts_query": fulltext_postgres.tsquery_text(s.words, prefix=s.prefix),
         }
         if s.scope is not None:
             out["fts_scope"] = s.scope
@@ -179,7 +130,9 @@ def params(target: Target, s: Search) -> dict[str, Any]:
 def events(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
     """Events matching `s` (no tags): `columns`, `seq` and `rank` (lower is better)."""
     if target.dialect == "postgresql":
-        return _pg_matching(target, ev, s, columns, _PG_EVENT_WEIGHTS, tags=False)
+        return fulltext_postgres.matching(
+            target, ev, s, columns, fulltext_postgres.EVENT_WEIGHTS, tags=False
+        )
     return _fts5_events(s, columns)
 
 
@@ -329,86 +282,3 @@ def _fts5_events(s: Search, columns: Sequence[Any]) -> Select[Any]:
             )
         )
     )
-
-
-# ------------------------------------------------------------------ PostgreSQL tsvector
-
-# ts_rank weights in the order {D, C, B, A}, scaled to 1: entries title A (5), tags B (3),
-# summary D (1); events kind B (2), body D (1). The bm25 weights above, as ratios.
-_PG_ENTRY_WEIGHTS = [0.2, 0.0, 0.6, 1.0]
-_PG_EVENT_WEIGHTS = [0.5, 0.0, 1.0, 0.0]
-# Normalisation 1: divide by 1 + log(document length), as bm25 favours short documents.
-_PG_NORMALISATION = 1
-_search_vector = column("search_vector", TSVECTOR)
-
-
-def tsquery_text(words: Sequence[str], *, prefix: bool) -> str:
-    """A to_tsquery() text matching any of `words`: each one a quoted lexeme (so no input
-    is read as tsquery syntax), `:*` for a prefix, joined by `|`."""
-    parts = []
-    for word in words:
-        quoted = "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
-        parts.append(quoted + ":*" if prefix and len(word) >= MIN_PREFIX_LEN else quoted)
-    return " | ".join(parts)
-
-
-def _pg_matching(
-    target: Target,
-    table: Any,
-    s: Search,
-    columns: Sequence[Any],
-    weights: list[float],
-    *,
-    tags: bool,
-) -> Select[Any]:
-    config = cast(literal(_pg_config(target)), REGCONFIG)
-    query = func.to_tsquery(config, tsquery_text(s.words, prefix=s.prefix))
-    rank = _pg_rank(query, weights)
-    conds: list[Any] = [_search_vector.op("@@")(query)]
-    if s.scope is not None:
-        conds.append(table.c.scope == s.scope)
-        if s.scope_ref is not None:
-            conds.append(table.c.scope_ref == s.scope_ref)
-    if tags and s.tags:
-        conds.append(cast(table.c.tags, JSONB).contains(list(dict.fromkeys(s.tags))))
-    if s.any_of:
-        conds.append(
-            or_(*(
-                and_(
-                    table.c.scope == sc,
-                    table.c.scope_ref.is_(None) if ref is None else table.c.scope_ref == ref,
-                )
-                for sc, ref in s.any_of
-            ))
-        )  # fmt: skip
-    return select(*columns, table.c.seq, rank).where(*conds)
-
-
-def _pg_config(target: Target) -> str:
-    """The tenant migration's `jet_english` (no stop words), named in the tenant's schema."""
-    return f'"{target.schema}".jet_english'
-
-
-def _pg_rank(query: ColumnElement[Any], weights: list[float]) -> ColumnElement[Any]:
-    # Constants, not user input: rendered inline so asyncpg needs no array type for them.
-    weight_array: ColumnElement[Any] = literal_column(
-        "ARRAY[" + ", ".join(map(str, weights)) + "]::float4[]"
-    )
-    return (-func.ts_rank(weight_array, _search_vector, query, _PG_NORMALISATION)).label("rank")
-
-
-def _pg_template(
-    table: Any, shape: Shape, columns: Sequence[Any], weights: list[float], *, tags: bool
-) -> Select[Any]:
-    """_pg_matching with its values as bind parameters (`fts_config`, `fts_query`,
-    `fts_scope`, `fts_scope_ref`, `fts_tags`)."""
-    config = cast(bindparam("fts_config", type_=String), REGCONFIG)
-    query = func.to_tsquery(config, bindparam("fts_query", type_=String))
-    conds: list[Any] = [_search_vector.op("@@")(query)]
-    if shape.scope:
-        conds.append(table.c.scope == bindparam("fts_scope"))
-        if shape.scope_ref:
-            conds.append(table.c.scope_ref == bindparam("fts_scope_ref"))
-    if tags and shape.tags:
-        conds.append(cast(table.c.tags, JSONB).contains(bindparam("fts_tags", type_=JSONB)))
-    return select(*columns, table.c.seq, _pg_rank(query, weights)).where(*conds)
