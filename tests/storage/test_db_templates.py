@@ -105,7 +105,7 @@ async def test_a_template_behind_head_is_migrated_after_the_copy(tmp_path: Path)
     engine = create_engine(f"sqlite:///{behind}")
     try:
         with engine.begin() as conn:
-            migrate_tenant(conn, "-1")
+            migrate_tenant(conn, "0009")  # before memory_scopes (0010), whatever the head
     finally:
         engine.dispose()
     assert "memory_scopes" not in {name for _, name, _ in _schema(behind)}
