@@ -58,6 +58,7 @@ def test_configure_and_show_never_print_the_key(
         r"  dlp custom patterns: 'PRJ-\\d{4}'",
         "  budget per day: 50,000 tokens",
         "  budget per month: unlimited",
+        "  embedder: local model",
     ]
     monkeypatch.delenv("JET_GATEWAY_KEY")
     code, shown, err = jet(capsys, "tenants", "show", acme)

@@ -19,6 +19,9 @@ from app.adapters.gateway import GatewayBadAnswer, GatewayRejected, GatewayUnava
 
 MAX_ANSWER_BYTES = 64 << 20  # a batch's vectors as JSON numbers
 
+# The HTTP client several GatewayEmbedders share (the caller makes and closes it).
+Client = httpx.AsyncClient
+
 
 @dataclass(frozen=True)
 class EmbeddingsConfig:

@@ -5,10 +5,8 @@ read again after `ttl` seconds, so a change reaches every process within that ti
 import time
 from collections.abc import Sequence
 
-import httpx
-
 from app.adapters.embedders import Embedder
-from app.adapters.gateway_embedder import EmbeddingsConfig, GatewayEmbedder
+from app.adapters.gateway_embedder import Client, EmbeddingsConfig, GatewayEmbedder
 from app.services import policies
 from app.services.gateway_embedding import PolicyEmbedder
 from app.storage.control import ControlDb
@@ -34,7 +32,7 @@ class TenantEmbedders:
         self.local = local
         self._ttl = ttl
         self._policies: dict[str, tuple[float, policies.TenantPolicy]] = {}
-        self._http: httpx.AsyncClient | None = None  # made at the first gateway tenant
+        self._http: Client | None = None  # made at the first gateway tenant
 
     async def policy(self, tenant_id: str) -> policies.TenantPolicy:
         held = self._policies.get(tenant_id)
@@ -57,7 +55,7 @@ class TenantEmbedders:
         if policy.embedder != "gateway" or not policy.gateway_url or not policy.embeddings_model:
             return None
         if self._http is None:
-            self._http = httpx.AsyncClient()
+            self._http = Client()
         config = EmbeddingsConfig(
             policy.gateway_url, policy.gateway_key, policy.embeddings_model,
             policy.gateway_timeout_s,
