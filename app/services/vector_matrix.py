@@ -191,31 +191,37 @@ class Matrices:
     async def _read(self, db: TenantDb, model: str, revision: int, conn: AsyncConnection) -> Matrix:
         started = time.monotonic()
         rows = await vectors.matrix_rows(conn, model, limit=self.max_vectors)
-        scope_codes: dict[str, int] = {}
-        ref_codes: dict[str | None, int] = {}
-        count = len(rows)
-        scopes = np.fromiter(
-            (scope_codes.setdefault(r[1], len(scope_codes)) for r in rows),
-            dtype=np.int64,
-            count=count,
-        )
-        refs = np.fromiter(
-            (ref_codes.setdefault(r[2], len(ref_codes)) for r in rows), dtype=np.int64, count=count
-        )
-        order = np.lexsort((refs, scopes))
-        scopes, refs = scopes[order], refs[order]
-        seqs = np.fromiter((rows[i][0] for i in order), dtype=np.int64, count=count)
-        matrix = await asyncio.to_thread(from_blobs, [rows[i][3] for i in order])
-        ended = time.monotonic()
-        held = Matrix(
-            model, revision, seqs, matrix, scope_codes, ref_codes,
-            _runs(scopes), _runs(scopes * len(ref_codes) + refs, (scopes, refs)),
-            ended - started, ended,
-        )  # fmt: skip
+        # Built on a thread: sorting and decoding a big tenant's rows would hold the loop.
+        held = await asyncio.to_thread(_build, model, revision, rows, started)
         self._cache[db.tenant_id] = held
         while len(self._cache) > self.kept:
             self._cache.popitem(last=False)
         return held
+
+
+def _build(
+    model: str, revision: int, rows: Sequence[tuple[int, str, str | None, bytes]], started: float
+) -> Matrix:
+    """The matrix of (seq, scope, scopeRef, vector) rows, sorted by scope and scopeRef."""
+    scope_codes: dict[str, int] = {}
+    ref_codes: dict[str | None, int] = {}
+    count = len(rows)
+    scopes = np.fromiter(
+        (scope_codes.setdefault(r[1], len(scope_codes)) for r in rows), dtype=np.int64, count=count
+    )
+    refs = np.fromiter(
+        (ref_codes.setdefault(r[2], len(ref_codes)) for r in rows), dtype=np.int64, count=count
+    )
+    order = np.lexsort((refs, scopes))
+    scopes, refs = scopes[order], refs[order]
+    seqs = np.fromiter((rows[i][0] for i in order), dtype=np.int64, count=count)
+    matrix = from_blobs([rows[i][3] for i in order])
+    ended = time.monotonic()
+    return Matrix(
+        model, revision, seqs, matrix, scope_codes, ref_codes,
+        _runs(scopes), _runs(scopes * len(ref_codes) + refs, (scopes, refs)),
+        ended - started, ended,
+    )  # fmt: skip
 
 
 def _runs(keys: npt.NDArray[np.int64], parts: Any = None) -> dict[Any, tuple[int, int]]:
