@@ -3,6 +3,7 @@ indexer (app/services/indexer.py), through the services on both backends: a para
 no word in common ranks first, entries not embedded yet are found by their words, vectors
 are per tenant and go with their entry, and the switches turn meaning off."""
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -10,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.deps import Container
-from app.services import entries, fusion, indexer
+from app.services import context, entries, fusion, indexer
 from app.services.records import EntryFilter, EntryIn, EntryPatch, Scope
 from app.storage import vectors
 from app.storage.models import entry_vectors_table
@@ -44,6 +45,15 @@ async def _embed_all(container: Container, db: TenantDb) -> int:
     embedder = await _semantic(container).embedder_for(db.tenant_id)
     assert embedder is not None
     return await indexer.catch_up(db, embedder, batch=4, owner="test")
+
+
+async def _loaded(db: TenantDb) -> list[str]:
+    """The titles of the entries the context loader packs for QUESTION in acme's scope."""
+    result = await context.load_context(
+        db, scope=Scope.ENTITY, scope_ref="acme", query=QUESTION,
+        max_tokens=400, include_institutional=False,
+    )  # fmt: skip
+    return [e.title for e in result.entries]
 
 
 async def _search(db: TenantDb, text: str, **kw: Any) -> list[str]:
@@ -250,8 +260,6 @@ async def tenants_key(container: Container, tenant_id: str) -> str:
 
 
 async def test_the_context_loader_fuses_too(container: Container, db: TenantDb) -> None:
-    from app.services import context
-
     many = [
         EntryIn(Scope.ENTITY, "acme", f"Banner request {i}", f"- design request {i}: new sizes",
                 importance=5)
@@ -260,16 +268,9 @@ async def test_the_context_loader_fuses_too(container: Container, db: TenantDb) 
     for e in [*many, PARAPHRASE]:
         await entries.create_entry(db, e)
 
-    async def loaded() -> list[str]:
-        result = await context.load_context(
-            db, scope=Scope.ENTITY, scope_ref="acme", query=QUESTION,
-            max_tokens=400, include_institutional=False,
-        )  # fmt: skip
-        return [e.title for e in result.entries]
-
-    assert PARAPHRASE.title not in await loaded()  # words alone: it shares none
+    assert PARAPHRASE.title not in await _loaded(db)  # words alone: it shares none
     await _embed_all(container, db)
-    assert PARAPHRASE.title in await loaded()
+    assert PARAPHRASE.title in await _loaded(db)
 
 
 async def test_erasing_a_subject_removes_its_vectors(container: Container, db: TenantDb) -> None:
@@ -309,24 +310,13 @@ async def test_concurrent_context_loads_never_wait_on_their_own_pool(
     """More context loads than the tenant's pool has connections, each needing the vectors
     read again: each reads in the connection it holds (a second one from the same pool would
     wait forever once every connection is held by a load waiting for the read)."""
-    import asyncio
-
-    from app.services import context
-
     for e in [*OTHERS, PARAPHRASE]:
         await entries.create_entry(db, e)
     await _embed_all(container, db)
     await entries.create_entry(db, EntryIn(Scope.ENTITY, "acme", "Lunch", "- pasta"))
     await _embed_all(container, db)  # the revision moved: the next loads read again
 
-    async def load() -> list[str]:
-        result = await context.load_context(
-            db, scope=Scope.ENTITY, scope_ref="acme", query=QUESTION,
-            max_tokens=400, include_institutional=False,
-        )  # fmt: skip
-        return [e.title for e in result.entries]
-
-    loads = await asyncio.wait_for(asyncio.gather(*(load() for _ in range(16))), timeout=20)
+    loads = await asyncio.wait_for(asyncio.gather(*(_loaded(db) for _ in range(16))), timeout=20)
     assert all(PARAPHRASE.title in titles for titles in loads)
 
 
