@@ -44,6 +44,7 @@ class Container:
             self.control, self.tenants,
             self.embedders.for_worker if worker else self.embedders.for_api,
             batch=self.settings.embed_batch, interval=self.settings.embed_interval_seconds,
+            sweep=self.settings.embed_sweep_tenants,
         )  # fmt: skip
 
     async def aclose(self) -> None:

@@ -101,12 +101,15 @@ class Indexer:
         *,
         batch: int,
         interval: float,
+        sweep: int,
     ) -> None:
         self._control = control
         self._tenants = tenants
         self._embedder_for = embedder_for
         self._batch = batch
         self._interval = interval
+        self._sweep = sweep
+        self._swept_to = ""  # the last tenant id the sweep of closed tenants reached
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         # tenant -> (model, the entries revision it was caught up at)
         self._caught_up: dict[str, tuple[str, int]] = {}
@@ -131,24 +134,32 @@ class Indexer:
             await asyncio.sleep(self._interval)
 
     async def tick(self) -> int:
-        """One pass over the active tenants; how many batches ran."""
+        """One pass: every tenant open in this process (entries written through it), and
+        the next `sweep` of the others in id order, round the list over the passes (entries
+        written while no process had them open); how many batches ran. Looking at every
+        tenant on every pass would open them all each second, in every process."""
+        active = sorted(t.id for t in await self._control.tenants() if t.status == "active")
+        open_now = set(self._tenants.open_ids())
+        closed = [t for t in active if t not in open_now]
+        after = [t for t in closed if t > self._swept_to]
+        swept = (after + [t for t in closed if t <= self._swept_to])[: self._sweep]
+        if swept:
+            self._swept_to = swept[-1]
         batches = 0
-        for tenant in await self._control.tenants():
-            if tenant.status != "active":
-                continue
-            embedder = await self._embedder_for(tenant.id)
+        for tenant_id in [t for t in active if t in open_now] + swept:
+            embedder = await self._embedder_for(tenant_id)
             if embedder is None:
                 continue
             try:
-                batches += await self._tenant(tenant.id, embedder)
+                batches += await self._tenant(tenant_id, embedder)
             except (GatewayError, BudgetExceeded) as exc:
                 # Its gateway failed or its budget is spent: the next pass tries again,
                 # and the other tenants go on meanwhile.
-                log.warning("embedding tenant %s stopped: %s", tenant.id, type(exc).__name__)
+                log.warning("embedding tenant %s stopped: %s", tenant_id, type(exc).__name__)
         return batches
 
     async def _tenant(self, tenant_id: str, embedder: Embedder) -> int:
-        async with self._tenants.lease(tenant_id) as db:
+        async with self._tenants.visit(tenant_id) as db:
             revision = await search_cache.read_revision(db)
             if revision is None or self._caught_up.get(tenant_id) == (embedder.model, revision):
                 return 0

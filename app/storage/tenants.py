@@ -133,6 +133,17 @@ class TenantDatabases:
         closed (if evicted meanwhile) before the lease ends."""
         return _Lease(self, tenant_id)
 
+    def open_ids(self) -> list[str]:
+        """The tenants open in this process now, least recently used first."""
+        return list(self._open)
+
+    def visit(self, tenant_id: str) -> "_Visit":
+        """`async with tenants.visit(id) as db`: for background passes over many tenants.
+        An open tenant is leased where it is in the LRU (a pass does not reorder it); one
+        that is not open is opened apart and closed at the end, so a pass never evicts
+        the tenants requests are using."""
+        return _Visit(self, tenant_id)
+
     def _release(self, db: TenantDb) -> None:
         global _leased
         _leased -= 1
@@ -259,6 +270,41 @@ _leased = 0
 def leased() -> int:
     """How many tenant leases this process holds now (about: the requests in flight)."""
     return _leased
+
+
+class _Visit:
+    """TenantDatabases.visit's context manager."""
+
+    __slots__ = ("_apart", "_db", "_dbs", "_tenant_id")
+
+    def __init__(self, dbs: TenantDatabases, tenant_id: str) -> None:
+        self._dbs = dbs
+        self._tenant_id = tenant_id
+        self._db: TenantDb | None = None
+        self._apart = False
+
+    async def __aenter__(self) -> TenantDb:
+        global _leased
+        db = self._dbs._open.get(self._tenant_id)
+        if db is None:
+            db = await self._dbs._open_db(self._tenant_id)
+            self._apart = True
+        db.leases += 1
+        _leased += 1
+        self._db = db
+        return db
+
+    async def __aexit__(self, *_: object) -> None:
+        db, self._db = self._db, None
+        if db is None:
+            return
+        if self._apart:
+            global _leased
+            _leased -= 1
+            db.leases -= 1
+            await db.close()
+        else:
+            self._dbs._release(db)
 
 
 class _Lease:
