@@ -105,13 +105,14 @@ async def ranked_events(
         else and_(ev.c.scope == scope.value, ev.c.scope_ref == ref)
         for scope, ref in scopes
     ]
-    stmt = (
-        select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
-        .where(or_(*in_scopes), ev.c.compressed_at.is_(None))
-        .limit(SCAN_MAX + 1)
-    )
-    rows: list[Any] = list(await conn.execute(stmt)) if scopes else []
-    if len(rows) <= SCAN_MAX:
+    # The seqs first (the uncompressed events' index holds them), the texts only when few
+    # enough to scan: a big scope's texts were read for nothing.
+    uncompressed = (or_(*in_scopes), ev.c.compressed_at.is_(None))
+    stmt = select(ev.c.seq).where(*uncompressed).limit(SCAN_MAX + 1)
+    seqs: list[int] = [s for (s,) in await conn.execute(stmt)] if scopes else []
+    if len(seqs) <= SCAN_MAX:
+        texts = select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
+        rows = list(await conn.execute(texts.where(ev.c.seq.in_(seqs)))) if seqs else []
         scored = _scanned(rows, q)
     else:
         scored = await _indexed(conn, scopes, q, max(EVENT_POOL, limit))

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.services import entries, events, passages, temporal
+from app.services import entries, events, evidence, passages, temporal
 from app.services.context import load_context
 from app.services.records import Entry, EntryIn, Event, EventIn, Scope
 from app.storage.tenants import TenantDb
@@ -34,7 +34,13 @@ async def chatter(db: TenantDb, n: int, since: datetime) -> None:
         await log(db, f"Dana: thanks, speak soon ({i}).", since + timedelta(hours=i))
 
 
-async def test_an_old_event_that_answers_beats_recent_ones_that_do_not(db: TenantDb) -> None:
+# The loader scores a scope's uncompressed events from their text up to SCAN_MAX of them,
+# and asks the full-text index beyond: both ways must find the old answer.
+@pytest.mark.parametrize("scan_max", [evidence.SCAN_MAX, 10], ids=["scanned", "indexed"])
+async def test_an_old_event_that_answers_beats_recent_ones_that_do_not(
+    db: TenantDb, scan_max: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(evidence, "SCAN_MAX", scan_max)
     old = await log(db, "Priya: the Osprey brochure budget is $45,200.", NOW - timedelta(days=60))
     await chatter(db, 40, NOW - timedelta(days=2))
     markdown = await ask(db, "What is the Osprey brochure budget?", 200)
