@@ -9,6 +9,7 @@ ASGI, no sockets): every figure includes the app's own CPU, on the same machine 
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import time
@@ -101,7 +102,14 @@ async def load(clients: int, seconds: float, request: Request) -> dict[str, Any]
         "p50_ms": round(pct(latencies, 50), 2),
         "p95_ms": round(pct(latencies, 95), 2),
         "statuses": dict(statuses),
+        "load_avg_1m": load_average(),
     }
+
+
+def load_average() -> float:
+    """The machine's 1-minute load average now: every node shares this machine's CPU, so
+    each figure is read beside it."""
+    return round(os.getloadavg()[0], 2)
 
 
 async def spread(app: App, clients: int, seconds: float) -> dict[str, Any]:
@@ -276,7 +284,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             schema = postgres.tenant_schema(app.tenants[0][0])
             results["coordinator_sql_ms"] = await sql_medians(url, schema, args.rounds)
             results["coordinator_api_ms"] = await api_medians(app, args.rounds)
+            results["coordinator_load_avg_1m"] = load_average()
             results["move"] = await move_cost(cluster, url, app, move_events)
+            results["move"]["load_avg_1m"] = load_average()
             print("move:", json.dumps(results["move"]), flush=True)
         finally:
             await app.close()
@@ -288,6 +298,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             schema = postgres.tenant_schema(app.tenants[0][0])
             results["plain_sql_ms"] = await sql_medians(url, schema, args.rounds)
             results["plain_api_ms"] = await api_medians(app, args.rounds)
+            results["plain_load_avg_1m"] = load_average()
         finally:
             await app.close()
     results["coordinator_ratio"] = {

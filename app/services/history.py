@@ -5,18 +5,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, literal, select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import InvalidInput
 from app.services import cursors, validation
 from app.services.records import Entry, EntrySource, EntryVersion, Page, Scope, new_edge
+from app.storage import entry_versions
 from app.storage.lists import storable
-from app.storage.models import entries_table as en
 from app.storage.models import entry_versions_table as ve
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows
-from app.storage.types import UTCDateTime
 
 COMPACTOR = "compactor"  # changed_by of the compactor's own changes
 COLUMNS = [
@@ -66,12 +65,6 @@ async def record(
     )
 
 
-# The stored entry columns a version copies, in entries.COLUMNS' order.
-_COPIED = ("id", "scope", "scope_ref", "title", "summary", "tags", "importance", "source",
-           "created_at", "updated_at", "version")  # fmt: skip
-_INTO = [ve.c.entry_id, *(ve.c[c] for c in _COPIED[1:])]
-
-
 async def keep_current(
     conn: AsyncConnection, entry_id: str, *, change: str, by: str, at: datetime
 ) -> Any:
@@ -79,16 +72,7 @@ async def keep_current(
     None: no such entry), locked for the caller's change: the read and the versions write
     of an update in one statement, so history costs it no extra round trip. The caller
     rolls back if it then refuses the change."""
-    copied = select(
-        *(en.c[c] for c in _COPIED), literal(change), literal(at, UTCDateTime), literal(by)
-    ).where(en.c.id == entry_id)
-    stmt = (
-        insert(ve)
-        .from_select([*_INTO, ve.c.change, ve.c.changed_at, ve.c.changed_by],
-                     copied.with_for_update())
-        .returning(*_INTO)
-    )  # fmt: skip
-    return (await conn.execute(stmt)).first()
+    return await entry_versions.copy_current(conn, entry_id, change=change, by=by, at=at)
 
 
 async def versions(

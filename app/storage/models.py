@@ -244,7 +244,12 @@ class MemoryEntryVersion(TenantModel, table=True):
         Index("ix_memory_entry_versions_scope", "scope", "scope_ref"),
     )
 
-    seq: int | None = Field(default=None, primary_key=True)
+    # bigint on PostgreSQL (migration 0014): the copy of an update runs on a Citus worker,
+    # which draws only a bigint sequence; SQLite's rowid is 64-bit already.
+    seq: int | None = Field(
+        default=None,
+        sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    )
     entry_id: str = Field(sa_column=Column(String(40), nullable=False))
     version: int
     scope: str = Field(max_length=16)

@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +23,9 @@ from tests.support.postgres_server import (
     find_bin_dir,
 )
 
+if TYPE_CHECKING:
+    from tests.support.citus_cluster import CitusCluster
+
 pytestmark = pytest.mark.slow
 
 
@@ -37,15 +41,25 @@ def pg_server(postgres_server: str | None) -> Iterator[str]:
 
 
 @pytest.fixture
-async def pg_container(pg_server: str, tmp_path: Path) -> AsyncIterator[Container]:
+async def pg_container(
+    pg_server: str, citus_cluster: "CitusCluster | None", tmp_path: Path
+) -> AsyncIterator[Container]:
     name = f"jet_test_{uuid.uuid4().hex[:16]}"
-    url = await create_database(pg_server, name)
+    # --backend citus: the database on every node of the cluster, so the tenant is a
+    # distributed schema on a worker (a plain database on the coordinator would not be).
+    if citus_cluster is not None:
+        url = await citus_cluster.create_database(name)
+    else:
+        url = await create_database(pg_server, name)
     c = await build(Settings(_env_file=None, data_dir=tmp_path / "pg", database_url=url))  # type: ignore[call-arg]
     try:
         yield c
     finally:
         await c.aclose()
-        await drop_database(pg_server, name)
+        if citus_cluster is not None:
+            await citus_cluster.drop_database(name)
+        else:
+            await drop_database(pg_server, name)
 
 
 @pytest.fixture
