@@ -5,7 +5,8 @@
    alternating in the same run.
 2. End to end, real processes: an API server, an arq worker and Redis; appends over HTTP
    (16 clients) with nothing listening (A) and with one webhook endpoint (a receiver on
-   127.0.0.1) and one live memoryChanged subscriber (B), alternating.
+   127.0.0.1) and one live memoryChanged subscriber (B), alternating; the API server's CPU
+   per append says what B costs the API (the receiver and subscriber share this process).
 3. Delivery lag: 500 events/s (50 requests/s of 10) for S seconds with the endpoint and the
    subscriber; lag = arrival time minus the change's time, p50/p95 for each.
 """
@@ -116,8 +117,20 @@ async def subscriber(url: str, key: str, lags: list[float], ready: asyncio.Event
                 lags.append(time.time() - datetime.fromisoformat(t).timestamp())
 
 
-async def load(url: str, key: str, seconds: float, clients: int) -> tuple[float, float]:
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU of a process, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def load(
+    url: str, key: str, seconds: float, clients: int, pid: int
+) -> tuple[float, float, float]:
+    """Appends at `clients` at once for `seconds`: requests a second, the median latency
+    (ms) and the API server's CPU per request (µs), the cost that does not depend on what
+    else shares the machine (the receiver and the subscriber run in this process)."""
     latencies: list[float] = []
+    cpu0 = cpu_seconds(pid)
     headers = {"Authorization": f"Bearer {key}"}
     body = {"scope": "entity", "kind": "note", "body": "Budget moves to search."}
     deadline = time.perf_counter() + seconds
@@ -136,7 +149,8 @@ async def load(url: str, key: str, seconds: float, clients: int) -> tuple[float,
 
         t0 = time.perf_counter()
         await asyncio.gather(*(one(c) for c in range(clients)))
-    return len(latencies) / (time.perf_counter() - t0), median(latencies) * 1000
+    rate = len(latencies) / (time.perf_counter() - t0)
+    return rate, median(latencies) * 1000, (cpu_seconds(pid) - cpu0) * 1e6 / len(latencies)
 
 
 async def paced(url: str, key: str, seconds: float, per_second: int, batch: int) -> int:
@@ -201,7 +215,7 @@ async def part_e2e(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
         await rx.start()
         a, b = [], []
         for r in range(rounds):
-            a.append(await load(url, key, seconds, 16))
+            a.append(await load(url, key, seconds, 16, api.pid))
             async with httpx.AsyncClient(base_url=url) as client:
                 made = await client.post("/webhooks", json={"url": rx.url},
                                          headers={"Authorization": f"Bearer {key}"})  # fmt: skip
@@ -211,7 +225,7 @@ async def part_e2e(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
             ready = asyncio.Event()
             sub = asyncio.create_task(subscriber(url, key, sub_lags, ready))
             await asyncio.wait_for(ready.wait(), 30)
-            b.append(await load(url, key, seconds, 16))
+            b.append(await load(url, key, seconds, 16, api.pid))
             if r == rounds - 1:
                 rx.lags.clear()
                 await asyncio.sleep(3)  # let the backlog of the load above drain
@@ -231,9 +245,12 @@ async def part_e2e(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
                                     headers={"Authorization": f"Bearer {key}"})  # fmt: skip
         ra, rb = median([x[0] for x in a]), median([x[0] for x in b])
         la, lb = median([x[1] for x in a]), median([x[1] for x in b])
+        ca, cb = median([x[2] for x in a]), median([x[2] for x in b])
         out["appends over HTTP, 16 clients"] = {
             "alone req/s": ra, "with endpoint+subscriber req/s": rb,
             "p50 ms alone": la, "p50 ms with": lb, "cost (1 - rate ratio)": 1 - rb / ra,
+            "API CPU us/append alone": ca, "API CPU us/append with": cb,
+            "cost (API CPU ratio - 1)": cb / ca - 1,
             "rounds": [{"alone": x, "with": y} for x, y in zip(a, b, strict=True)],
         }  # fmt: skip
     finally:
