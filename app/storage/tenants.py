@@ -10,9 +10,10 @@ helpers (group committers) held in memory.
 """
 
 import asyncio
+import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -137,12 +138,26 @@ class TenantDatabases:
         """The tenants open in this process now, least recently used first."""
         return list(self._open)
 
-    def visit(self, tenant_id: str) -> "_Visit":
+    @contextlib.asynccontextmanager
+    async def visit(self, tenant_id: str) -> AsyncIterator[TenantDb]:
         """`async with tenants.visit(id) as db`: for background passes over many tenants.
         An open tenant is leased where it is in the LRU (a pass does not reorder it); one
         that is not open is opened apart and closed at the end, so a pass never evicts
         the tenants requests are using."""
-        return _Visit(self, tenant_id)
+        db = self._open.get(tenant_id)
+        if db is None:
+            db = await self._open_db(tenant_id)
+            db.evicted = True  # never in the cache: closed as an evicted one when let go
+        self._hold(db)
+        try:
+            yield db
+        finally:
+            self._release(db)
+
+    def _hold(self, db: TenantDb) -> None:
+        global _leased
+        _leased += 1
+        db.leases += 1
 
     def _release(self, db: TenantDb) -> None:
         global _leased
@@ -272,41 +287,6 @@ def leased() -> int:
     return _leased
 
 
-class _Visit:
-    """TenantDatabases.visit's context manager."""
-
-    __slots__ = ("_apart", "_db", "_dbs", "_tenant_id")
-
-    def __init__(self, dbs: TenantDatabases, tenant_id: str) -> None:
-        self._dbs = dbs
-        self._tenant_id = tenant_id
-        self._db: TenantDb | None = None
-        self._apart = False
-
-    async def __aenter__(self) -> TenantDb:
-        global _leased
-        db = self._dbs._open.get(self._tenant_id)
-        if db is None:
-            db = await self._dbs._open_db(self._tenant_id)
-            self._apart = True
-        db.leases += 1
-        _leased += 1
-        self._db = db
-        return db
-
-    async def __aexit__(self, *_: object) -> None:
-        db, self._db = self._db, None
-        if db is None:
-            return
-        if self._apart:
-            global _leased
-            _leased -= 1
-            db.leases -= 1
-            await db.close()
-        else:
-            self._dbs._release(db)
-
-
 class _Lease:
     """TenantDatabases.lease's context manager: a class rather than an
     @asynccontextmanager generator, whose wrapper objects and generator steps cost a
@@ -320,10 +300,8 @@ class _Lease:
         self._db: TenantDb | None = None
 
     async def __aenter__(self) -> TenantDb:
-        global _leased
         db = await self._dbs._get(self._tenant_id)
-        db.leases += 1
-        _leased += 1
+        self._dbs._hold(db)
         self._db = db
         return db
 
