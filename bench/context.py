@@ -162,9 +162,12 @@ def entry_rows(n: int, rng: random.Random) -> Iterator[tuple[Any, ...]]:
 
 def event_rows(n: int, rng: random.Random, summary_of: dict[Any, str]) -> Iterator[tuple[Any, ...]]:
     cutoff = NOW - timedelta(days=COMPRESSED_AFTER_DAYS)
-    for _ in range(n):
+    # In recording order, as the server appends them: the log's seq follows recorded_at,
+    # so the uncompressed events are its newest seqs.
+    days = sorted((rng.uniform(0, 365) for _ in range(n)), reverse=True)
+    for day in days:
         scope, ref = scopes(rng)
-        at = NOW - timedelta(days=rng.uniform(0, 365))
+        at = NOW - timedelta(days=day)
         folded = summary_of.get((scope, ref)) if at < cutoff else None
         body = markdown(rng, rng.choice(list(TOPICS)), rng.randint(0, 4))
         yield (ids.new_id(ids.EVENT), scope, ref, rng.choice(KINDS), body,

@@ -341,7 +341,7 @@ async def load_context(
         header = EVENTS_HEADER
         if q is not None:
             # Matching events by relevance first, then the newest of the rest.
-            matched = await evidence.ranked_events(conn, scopes, q, limit, now)
+            matched = await evidence.ranked_events(conn, scopes, q, now)
             recent = list(dict.fromkeys(matched + recent))
             header = MATCHED_EVENTS_HEADER
             if q.window is not None:  # say how the question's time was read

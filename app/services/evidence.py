@@ -6,12 +6,13 @@ Without a question the loader never comes here (its events stay newest first).
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import passages, search, temporal
@@ -32,11 +33,14 @@ class EventWeights:
 
 # Tuned by bench/context_eval.py on the train split (docs/context.md).
 EVENT_WEIGHTS = EventWeights(recency=1.0, half_life_days=90.0, window=4.0)
-EVENT_POOL = 200  # matching events ranked in Python (more when the budget could hold more)
 # Up to this many uncompressed events in the scopes (the usual case once the compactor
-# runs) are scored from their own text: the cost follows the scope's raw events, where the
-# full-text index's follows how many events of the whole tenant hold the question's words.
+# runs) are scored from their own text; more, and the full-text index finds them.
 SCAN_MAX = 500
+# The bounds of the index's work for one question: the words ranked one by one (each is a
+# query), the newest matches of each that count, the uncompressed events counted.
+WORDS_MAX = 12
+WORD_MATCHES_MAX = 1000
+COUNT_MAX = 20_000
 # A text longer than this is shown as its passages that answer the question.
 PASSAGES_OVER_TOKENS = 96
 # The most of a section's budget one item's passages may take, so several items fit.
@@ -86,17 +90,18 @@ async def ranked_events(
     conn: AsyncConnection,
     scopes: Sequence[tuple[Scope, str | None]],
     q: Question,
-    limit: int,
     now: datetime,
     weights: EventWeights | None = None,
 ) -> list[int]:
     """Seqs of the uncompressed events matching the question, best first, re-scored with
     recency and the question's window; the caller adds the unmatched after.
 
-    Up to SCAN_MAX uncompressed events in the scopes are scored from their text; more, and
-    the full-text index finds the best `max(EVENT_POOL, limit)`, and as many again inside
-    the question's window.
+    Relevance is the rarity (idf) of the question's words each event holds, among the
+    scopes' uncompressed events. Up to SCAN_MAX of them are read and scored from their
+    text; more, and the full-text index says which events hold each word.
     """
+    if not scopes:
+        return []
     # One query for all the scopes: a round trip to the database costs more than the
     # scan of a scope's few hundred rows.
     in_scopes = [
@@ -105,25 +110,37 @@ async def ranked_events(
         else and_(ev.c.scope == scope.value, ev.c.scope_ref == ref)
         for scope, ref in scopes
     ]
-    # The seqs first (the uncompressed events' index holds them), the texts only when few
-    # enough to scan: a big scope's texts were read for nothing.
     uncompressed = (or_(*in_scopes), ev.c.compressed_at.is_(None))
-    stmt = select(ev.c.seq).where(*uncompressed).limit(SCAN_MAX + 1)
-    seqs: list[int] = [s for (s,) in await conn.execute(stmt)] if scopes else []
-    if len(seqs) <= SCAN_MAX:
-        texts = select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
-        rows = list(await conn.execute(texts.where(ev.c.seq.in_(seqs)))) if seqs else []
-        scored = _scanned(rows, q)
+    # Counted from the uncompressed events' index alone, at most COUNT_MAX of them: a big
+    # scope's texts are never read for nothing. A scope per arm: SQLite answers an OR of
+    # scopes with a row set built from both, ten times slower than the two index ranges.
+    arms = [select(ev.c.seq).where(cond, ev.c.compressed_at.is_(None)) for cond in in_scopes]
+    first = union_all(*arms).limit(COUNT_MAX + 1).subquery()
+    n, lowest = (await conn.execute(select(func.count(), func.min(first.c.seq)))).one()
+    if n <= SCAN_MAX:
+        texts = select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body).where(*uncompressed)
+        scored = _scanned(list(await conn.execute(texts)), q)
     else:
-        scored = await _indexed(conn, scopes, q, max(EVENT_POOL, limit))
+        # Past COUNT_MAX the lowest seq counted is not the scopes' lowest: no bound.
+        bound = lowest if n <= COUNT_MAX else None
+        scored = await _indexed(conn, scopes, q, min(n, COUNT_MAX), bound)
     w = weights or EVENT_WEIGHTS
     scored.sort(key=lambda f: (-_score(f, q, w, now), -f.occurred_at.timestamp(), -f.seq))
     return [f.seq for f in scored]
 
 
+def _relevance(held: Sequence[tuple[Any, set[str]]], n: int) -> list[tuple[Any, float]]:
+    """Each item's relevance: the idf, among `n` events, of the words (stems) it holds;
+    bm25 without its length and frequency terms. The best is 1."""
+    df = Counter(s for _, words in held for s in words)
+    idf = {s: math.log(1 + (n - d + 0.5) / (d + 0.5)) for s, d in df.items()}
+    relevance = [(item, sum(idf[s] for s in words)) for item, words in held]
+    best = max((x for _, x in relevance), default=0.0) or 1.0
+    return [(item, x / best) for item, x in relevance]
+
+
 def _scanned(rows: Sequence[Any], q: Question) -> list[_Found]:
-    """The events among `rows` holding a question word, relevance by the rarity (idf) of
-    the words each holds among them: bm25 without its length and frequency terms."""
+    """The events among `rows` holding a question word, scored among them."""
     held: list[tuple[Any, set[str]]] = []
     for r in rows:
         text = f"{r.kind} {r.body}"
@@ -133,34 +150,40 @@ def _scanned(rows: Sequence[Any], q: Question) -> list[_Found]:
             words = {m.lower() for m in q.pattern.findall(text)}
             if words:
                 held.append((r, words))
-    df = {s: sum(s in words for _, words in held) for s in q.stems}
-    n = len(rows)
-    idf = {s: math.log(1 + (n - d + 0.5) / (d + 0.5)) for s, d in df.items() if d}
-    relevance = [(r, sum(idf[s] for s in words)) for r, words in held]
-    best = max((x for _, x in relevance), default=0.0) or 1.0
-    return [_Found(r.seq, r.occurred_at, x / best) for r, x in relevance]
+    return [_Found(r.seq, r.occurred_at, x) for r, x in _relevance(held, len(rows))]
 
 
 async def _indexed(
-    conn: AsyncConnection, scopes: Sequence[tuple[Scope, str | None]], q: Question, pool: int
+    conn: AsyncConnection,
+    scopes: Sequence[tuple[Scope, str | None]],
+    q: Question,
+    n: int,
+    from_seq: int | None,
 ) -> list[_Found]:
-    found = fulltext.Search(q.words, prefix=False, any_of=_in_scopes(scopes))
-    base = fulltext.events(fulltext.Target.of(conn), found, [ev.c.occurred_at]).where(
-        ev.c.compressed_at.is_(None)
-    )
-    stmts = [base]
-    if q.window is not None:
-        stmts.append(
-            base.where(ev.c.occurred_at >= q.window.start, ev.c.occurred_at < q.window.end)
-        )
-    rows: dict[int, Any] = {}
-    for stmt in stmts:
-        inner = stmt.subquery()
-        page = select(inner).order_by(inner.c.rank, inner.c.seq).limit(pool)
-        for r in await conn.execute(page):
-            rows.setdefault(r.seq, r)
-    best = max((-r.rank for r in rows.values()), default=0.0) or 1.0
-    return [_Found(r.seq, r.occurred_at, -r.rank / best) for r in rows.values()]
+    """The events holding each question word, one index query per word (the newest
+    WORD_MATCHES_MAX of them, and as many inside the question's window), scored as
+    `_scanned` scores: never bm25 of the index, whose statistics cover the whole tenant
+    and cost a walk of every row holding each word."""
+    target = fulltext.Target.of(conn)
+    words: dict[str, str] = {}  # a word per stem: "contact" and "contacted" are one query
+    for word in q.words[:WORDS_MAX]:
+        words.setdefault(passages.stem(word), word)
+    held: dict[int, tuple[Any, set[str]]] = {}
+    for stem, word in words.items():
+        found = fulltext.Search([word], prefix=False, any_of=_in_scopes(scopes))
+        base = fulltext.events(
+            target, found, [ev.c.occurred_at], ranked=False, from_seq=from_seq
+        ).where(ev.c.compressed_at.is_(None))
+        stmts = [base]
+        if q.window is not None:
+            stmts.append(
+                base.where(ev.c.occurred_at >= q.window.start, ev.c.occurred_at < q.window.end)
+            )
+        for stmt in stmts:
+            newest = stmt.order_by(fulltext.events_newest_first(target)).limit(WORD_MATCHES_MAX)
+            for r in await conn.execute(newest):
+                held.setdefault(r.seq, (r, set()))[1].add(stem)
+    return [_Found(r.seq, r.occurred_at, x) for r, x in _relevance(list(held.values()), n)]
 
 
 def passage_text(text: str, q: Question, room: int) -> tuple[str, int] | None:

@@ -127,13 +127,38 @@ def params(target: Target, s: Search) -> dict[str, Any]:
     return {"fts_match": fts5_match(s, ENTRY_TEXT_COLUMNS)}
 
 
-def events(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
-    """Events matching `s` (no tags): `columns`, `seq` and `rank` (lower is better)."""
+def events(
+    target: Target,
+    s: Search,
+    columns: Sequence[Any],
+    *,
+    ranked: bool = True,
+    from_seq: int | None = None,
+) -> Select[Any]:
+    """Events matching `s` (no tags): `columns`, `seq` and (`ranked`) `rank`, lower is
+    better; with `from_seq`, only those from that seq on (the index itself skips the rest).
+
+    Unranked, SQLite never runs bm25, whose first call counts every row of the whole index
+    holding each of the query's words."""
     if target.dialect == "postgresql":
-        return fulltext_postgres.matching(
-            target, ev, s, columns, fulltext_postgres.EVENT_WEIGHTS, tags=False
+        stmt = fulltext_postgres.matching(
+            target, ev, s, columns, fulltext_postgres.EVENT_WEIGHTS, tags=False, ranked=ranked
         )
-    return _fts5_events(s, columns)
+        return stmt if from_seq is None else stmt.where(ev.c.seq >= from_seq)
+    stmt = _fts5_events(s, columns, ranked=ranked)
+    if from_seq is None:
+        return stmt
+    return stmt.where(text("memory_events_fts.rowid >= :from_seq").bindparams(from_seq=from_seq))
+
+
+def events_newest_first(target: Target) -> ColumnElement[Any]:
+    """The order of `events(...)` newest first that the index serves without a sort."""
+    seq: ColumnElement[Any] = (
+        ev.c.seq
+        if target.dialect == "postgresql"
+        else literal_column("memory_events_fts.rowid", Integer)
+    )
+    return seq.desc()
 
 
 def entries_tagged(
@@ -270,11 +295,11 @@ def _fts5_entries(s: Search, columns: Sequence[Any]) -> Select[Any]:
     )
 
 
-def _fts5_events(s: Search, columns: Sequence[Any]) -> Select[Any]:
+def _fts5_events(s: Search, columns: Sequence[Any], *, ranked: bool = True) -> Select[Any]:
     fts = text("memory_events_fts")
-    rank = func.bm25(fts, *BM25_EVENT_WEIGHTS).label("rank")
+    rank = [func.bm25(fts, *BM25_EVENT_WEIGHTS).label("rank")] if ranked else []
     return (
-        select(*columns, ev.c.seq, rank)
+        select(*columns, ev.c.seq, *rank)
         .select_from(ev.join(fts, text("memory_events_fts.rowid = memory_events.seq")))
         .where(
             text("memory_events_fts MATCH :match").bindparams(

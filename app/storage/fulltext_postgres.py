@@ -49,10 +49,11 @@ def matching(
     weights: list[float],
     *,
     tags: bool,
+    ranked: bool = True,
 ) -> Select[Any]:
     config = cast(literal(config_name(target)), REGCONFIG)
     query = func.to_tsquery(config, tsquery_text(s.words, prefix=s.prefix))
-    rank = ranked(query, weights)
+    rank = [rank_of(query, weights)] if ranked else []
     conds: list[Any] = [_search_vector.op("@@")(query)]
     if s.scope is not None:
         conds.append(table.c.scope == s.scope)
@@ -70,7 +71,7 @@ def matching(
                 for sc, ref in s.any_of
             ))
         )  # fmt: skip
-    return select(*columns, table.c.seq, rank).where(*conds)
+    return select(*columns, table.c.seq, *rank).where(*conds)
 
 
 def config_name(target: Target) -> str:
@@ -78,7 +79,7 @@ def config_name(target: Target) -> str:
     return f'"{target.schema}".jet_english'
 
 
-def ranked(query: ColumnElement[Any], weights: list[float]) -> ColumnElement[Any]:
+def rank_of(query: ColumnElement[Any], weights: list[float]) -> ColumnElement[Any]:
     # Constants, not user input: rendered inline so asyncpg needs no array type for them.
     weight_array: ColumnElement[Any] = literal_column(
         "ARRAY[" + ", ".join(map(str, weights)) + "]::float4[]"
@@ -100,4 +101,4 @@ def template(
             conds.append(table.c.scope_ref == bindparam("fts_scope_ref"))
     if tags and shape.tags:
         conds.append(cast(table.c.tags, JSONB).contains(bindparam("fts_tags", type_=JSONB)))
-    return select(*columns, table.c.seq, ranked(query, weights)).where(*conds)
+    return select(*columns, table.c.seq, rank_of(query, weights)).where(*conds)

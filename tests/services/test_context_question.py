@@ -49,6 +49,23 @@ async def test_an_old_event_that_answers_beats_recent_ones_that_do_not(
     assert old.id not in await ask(db, None, 200)
 
 
+@pytest.mark.parametrize("scan_max", [evidence.SCAN_MAX, 10], ids=["scanned", "indexed"])
+async def test_each_question_word_counts_by_its_rarity(
+    db: TenantDb, scan_max: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An event holding both words beats one holding the rare word, which beats those
+    holding only the common one, on either path (the index asks a query per word)."""
+    monkeypatch.setattr(evidence, "SCAN_MAX", scan_max)
+    start = NOW - timedelta(days=20)
+    rare = await log(db, "Kestrel launch slips to June.", start)
+    both = await log(db, "Kestrel spend approved by Dana.", start + timedelta(days=1))
+    for i in range(12):
+        await log(db, f"Display spend paced at {i}0%.", start + timedelta(days=2, hours=i))
+    markdown = await ask(db, "Kestrel spend?", 400)
+    spend_only = markdown.index("Display spend paced")
+    assert markdown.index(both.id) < markdown.index(rare.id) < spend_only
+
+
 async def test_the_month_named_picks_that_months_event(db: TenantDb) -> None:
     for month, cpa in [(1, "$31.10"), (2, "$32.20"), (3, "$33.30"), (4, "$34.40")]:
         await log(
