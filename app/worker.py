@@ -34,6 +34,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app import deps, ids, logs
+from app.adapters import webhook_sender
 from app.config import Settings
 from app.embedded_redis import recorded_url
 from app.services import changes, compaction, webhook_delivery
@@ -174,7 +175,7 @@ async def deliver_webhooks(ctx: Ctx) -> None:
         for at in range(0, len(tenant_ids), WEBHOOK_TENANTS_AT_ONCE):
             chunk = tenant_ids[at : at + WEBHOOK_TENANTS_AT_ONCE]
             await asyncio.gather(*(
-                _webhook_pass(container, t, ctx["http"], config, owner, limit, pruning)
+                _webhook_pass(container, t, ctx["webhook_http"], config, owner, limit, pruning)
                 for t in chunk
             ))  # fmt: skip
         await asyncio.sleep(max(0.0, settings.webhook_poll_seconds - (time.monotonic() - started)))
@@ -183,7 +184,7 @@ async def deliver_webhooks(ctx: Ctx) -> None:
 async def _webhook_pass(
     container: deps.Container,
     tenant_id: str,
-    http: httpx.AsyncClient,
+    http: webhook_sender.Client,
     config: webhook_delivery.DeliveryConfig,
     owner: str,
     limit: asyncio.Semaphore,
@@ -217,6 +218,7 @@ async def startup(ctx: Ctx) -> None:
     # One client for every job of this worker: connections to a tenant's gateway are
     # reused across its buckets. Timeouts are per request, from the tenant's policy.
     ctx["http"] = httpx.AsyncClient()
+    ctx["webhook_http"] = webhook_sender.new_client()
     ctx["webhooks"] = asyncio.create_task(deliver_webhooks(ctx), name="webhooks")
     # The tenants that embed by their own gateway are embedded here, through its DLP and
     # budget (the API processes embed the local-model tenants).
@@ -245,6 +247,9 @@ async def shutdown(ctx: Ctx) -> None:
     http: httpx.AsyncClient | None = ctx.pop("http", None)
     if http is not None:
         await http.aclose()
+    webhook_http: webhook_sender.Client | None = ctx.pop("webhook_http", None)
+    if webhook_http is not None:
+        await webhook_http.close()
     container: deps.Container | None = ctx.pop("container", None)
     if container is not None:
         await container.aclose()

@@ -16,15 +16,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 
 # The HTTP client deliveries go through (the worker's one, shared): services name it by
-# this alias and never import the HTTP library themselves.
-Client = httpx.AsyncClient
+# this alias and never import the HTTP library themselves. aiohttp rather than httpx (the
+# gateway's client): a POST costs it a fraction of httpx's CPU, which bounds how many
+# deliveries a second one worker makes (docs/webhooks.md).
+Client = aiohttp.ClientSession
+
+
+def new_client() -> Client:
+    """The worker's delivery client. No cookie jar: the client is shared by every tenant's
+    endpoints, and a cookie one endpoint sets must never reach another."""
+    return aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)
+
 
 SECRET_PREFIX = "whsec_"
 _SECRET_BYTES = 24
 _ERROR_CHARS = 200
+_ANSWER_READ_MAX = 64 * 1024
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -57,20 +67,46 @@ def _public(address: Address) -> bool:
     )  # fmt: skip
 
 
-async def check_address(url: str, allowed: Sequence[Network], *, seconds: float = 5.0) -> None:
-    """Resolve the URL's host; refuse it when any of its addresses is loopback, link-local,
-    private or otherwise not public, unless that address is in an `allowed` network."""
-    host = urlsplit(url).hostname
-    if not host:
-        raise AddressRefused("the URL has no host")
+# A host's addresses are looked up again at most this often by one process: a lookup goes
+# through a thread of the event loop's executor, which at hundreds of deliveries a second
+# cost the worker more than the POSTs (docs/webhooks.md). A name that moves to a refused
+# address is refused within this many seconds.
+RESOLVED_SECONDS = 5.0
+_RESOLVED_MAX = 1024
+# host -> (monotonic time it expires, its addresses). A dict rather than a caching library
+# for one bounded map with an expiry.
+_resolved: dict[str, tuple[float, list[Address]]] = {}
+
+
+async def _addresses(host: str, seconds: float) -> list[Address]:
+    try:
+        return [ipaddress.ip_address(host)]  # an address already: nothing to look up
+    except ValueError:
+        pass
+    now = time.monotonic()
+    known = _resolved.get(host)
+    if known is not None and known[0] > now:
+        return known[1]
     try:
         infos = await asyncio.wait_for(
             asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM), seconds
         )
     except (OSError, TimeoutError) as exc:
         raise AddressRefused(f"host {host!r} does not resolve") from exc
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+    found = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    if len(_resolved) >= _RESOLVED_MAX:
+        _resolved.clear()
+    _resolved[host] = (now + RESOLVED_SECONDS, found)
+    return found
+
+
+async def check_address(url: str, allowed: Sequence[Network], *, seconds: float = 5.0) -> None:
+    """Resolve the URL's host; refuse it when any of its addresses is loopback, link-local,
+    private or otherwise not public, unless that address is in an `allowed` network."""
+    host = urlsplit(url).hostname
+    if not host:
+        raise AddressRefused("the URL has no host")
+    for address in await _addresses(host, seconds):
         if _public(address) or any(address in net for net in allowed):
             continue
         raise AddressRefused(
@@ -90,7 +126,7 @@ class Outcome:
 
 
 async def post(
-    client: httpx.AsyncClient,
+    client: Client,
     url: str,
     *,
     secret: str,
@@ -99,7 +135,7 @@ async def post(
     allowed: Sequence[Network],
     seconds: float,
 ) -> Outcome:
-    """POST one signed delivery; the answer's body is never read (it could be any size)."""
+    """POST one signed delivery; the answer's body is never kept (it could be any size)."""
     started = time.perf_counter()
     timestamp = int(time.time())
     headers = {
@@ -113,18 +149,23 @@ async def post(
     try:
         # Checked again at each delivery: a name registered as public may resolve elsewhere now.
         await check_address(url, allowed, seconds=seconds)
-        request = client.build_request("POST", url, content=body, headers=headers,
-                                       timeout=seconds)  # fmt: skip
-        response = await client.send(request, stream=True, follow_redirects=False)
-        await response.aclose()
-        status = response.status_code
+        timeout = aiohttp.ClientTimeout(total=seconds)
+        async with client.post(
+            url, data=body, headers=headers, allow_redirects=False, timeout=timeout
+        ) as response:
+            status = response.status
+            # Read to its end, when short, so the connection is kept for the next delivery
+            # (one left mid-answer is closed); a longer answer is dropped unread.
+            read = 0
+            while read <= _ANSWER_READ_MAX and (chunk := await response.content.readany()):
+                read += len(chunk)
     except AddressRefused as exc:
         error = str(exc)
-    except httpx.HTTPError as exc:
+    except (aiohttp.ClientError, TimeoutError) as exc:
         error = f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS]
     latency = int((time.perf_counter() - started) * 1000)
-    delivered = status is not None and 200 <= status < 300
-    if status is not None and not delivered:
+    delivered = status is not None and 200 <= status < 300 and error is None
+    if status is not None and not delivered and error is None:
         error = f"HTTP {status}"
     return Outcome(delivered, status, error, latency)
 

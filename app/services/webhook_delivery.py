@@ -197,6 +197,7 @@ async def _record(
 ) -> None:
     by_id = {e.id: e for e in endpoints}
     to_disable: dict[str, str] = {}
+    attempts: list[tuple[str, dict[str, Any]]] = []
     async with write_transaction(db.engine) as conn:
         for s in outcomes:
             d, o = s.delivery, s.outcome
@@ -222,7 +223,8 @@ async def _record(
                     to_disable[d.endpoint_id] = (
                         f"failing since {first.isoformat()}; last attempt: {o.error}"
                     )[:500]
-            await store.record_attempt(conn, d.id, values)
+            attempts.append((d.id, values))
+        await store.record_attempts(conn, attempts)
         for endpoint_id, reason in to_disable.items():
             await store.update_endpoint(conn, endpoint_id, {
                 "status": "disabled", "disabled_reason": reason, "updated_at": utcnow(),

@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, delete, func, or_, select, update
+from sqlalchemy import Row, and_, bindparam, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -132,6 +132,25 @@ async def record_attempt(
     conn: AsyncConnection, delivery_id: str, values: Mapping[str, Any]
 ) -> None:
     await conn.execute(update(wd).where(wd.c.id == delivery_id).values(**values))
+
+
+async def record_attempts(
+    conn: AsyncConnection, attempts: Sequence[tuple[str, Mapping[str, Any]]]
+) -> None:
+    """Many deliveries' results, (delivery id, values): one executemany per set of columns
+    written (a pass's delivered ones, its failed ones), not a statement per delivery."""
+    by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for delivery_id, values in attempts:
+        params = {"d_id": delivery_id} | {f"v_{k}": v for k, v in values.items()}
+        by_columns.setdefault(tuple(sorted(values)), []).append(params)
+    for columns, rows in by_columns.items():
+        # Parameter names apart from the columns': SQLAlchemy reserves those for SET.
+        statement = (
+            update(wd)
+            .where(wd.c.id == bindparam("d_id"))
+            .values({c: bindparam(f"v_{c}", type_=wd.c[c].type) for c in columns})
+        )
+        await conn.execute(statement, rows)
 
 
 async def deliveries_page(

@@ -7,9 +7,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 
-import httpx
 import pytest
 
+from app.adapters import webhook_sender
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput, NotFound, TooLarge
@@ -30,13 +30,13 @@ def local(settings: Settings) -> Settings:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
+async def http() -> AsyncIterator[webhook_sender.Client]:
+    async with webhook_sender.new_client() as client:
         yield client
 
 
 async def drain(
-    db: TenantDb, http: httpx.AsyncClient, settings: Settings, *, passes: int = 50,
+    db: TenantDb, http: webhook_sender.Client, settings: Settings, *, passes: int = 50,
     owner: str = "test-worker", until: int | None = None, receiver: Receiver | None = None,
 ) -> webhook_delivery.PassResult:  # fmt: skip
     """Passes until one queues and sends nothing (or `receiver` has `until` deliveries)."""
@@ -60,7 +60,7 @@ async def drain(
 
 
 async def test_changes_arrive_signed_in_order_per_scope_after_failures(
-    db: TenantDb, local: Settings, http: httpx.AsyncClient
+    db: TenantDb, local: Settings, http: webhook_sender.Client
 ) -> None:
     async with Receiver(fail_first=3) as rx:
         created = await webhooks.create_endpoint(db, EndpointIn(rx.url), local)
@@ -89,8 +89,24 @@ async def test_changes_arrive_signed_in_order_per_scope_after_failures(
         assert all(d.last_status == 204 and d.latency_ms is not None for d in log)
 
 
+async def test_one_scope_is_delivered_over_one_kept_connection(
+    db: TenantDb, local: Settings, http: webhook_sender.Client
+) -> None:
+    """The answer (short, with a body) is read to its end, so the next delivery reuses the
+    connection instead of opening one per POST."""
+    async with Receiver(status_after=200) as rx:
+        rx.answer = b'{"ok": true}'
+        created = await webhooks.create_endpoint(db, EndpointIn(rx.url), local)
+        rx.secret = created.secret
+        for i in range(8):
+            await events.append_event(db, EventIn(Scope.ENTITY, "ent_1", "note", f"n {i}"))
+        await drain(db, http, local, until=8, receiver=rx)
+        assert len(rx.delivered()) == 8 and rx.unverified == 0
+        assert len(rx.connections) == 1
+
+
 async def test_filters_by_type_and_scope(
-    db: TenantDb, local: Settings, http: httpx.AsyncClient
+    db: TenantDb, local: Settings, http: webhook_sender.Client
 ) -> None:
     async with Receiver() as rx:
         created = await webhooks.create_endpoint(
@@ -108,7 +124,7 @@ async def test_filters_by_type_and_scope(
 
 
 async def test_an_endpoint_hears_only_changes_made_after_it_was_registered(
-    db: TenantDb, local: Settings, http: httpx.AsyncClient
+    db: TenantDb, local: Settings, http: webhook_sender.Client
 ) -> None:
     await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "before"))
     async with Receiver() as rx:
@@ -119,7 +135,7 @@ async def test_an_endpoint_hears_only_changes_made_after_it_was_registered(
 
 
 async def test_failing_past_the_window_disables_the_endpoint_and_says_so(
-    db: TenantDb, local: Settings, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+    db: TenantDb, local: Settings, http: webhook_sender.Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     short = local.model_copy(update={"webhook_retry_window_seconds": 0.2})
     async with Receiver(status_after=503) as rx:
@@ -157,7 +173,7 @@ async def test_backoff_doubles_up_to_its_cap() -> None:
 
 
 async def test_replay_sends_the_same_message_again(
-    db: TenantDb, local: Settings, http: httpx.AsyncClient
+    db: TenantDb, local: Settings, http: webhook_sender.Client
 ) -> None:
     async with Receiver() as rx:
         created = await webhooks.create_endpoint(db, EndpointIn(rx.url), local)
@@ -176,7 +192,7 @@ async def test_replay_sends_the_same_message_again(
 
 
 async def test_another_worker_waits_for_the_lease(
-    db: TenantDb, local: Settings, http: httpx.AsyncClient
+    db: TenantDb, local: Settings, http: webhook_sender.Client
 ) -> None:
     short = local.model_copy(update={"webhook_lease_seconds": 1.0})
     async with Receiver() as rx:
@@ -195,7 +211,7 @@ async def test_another_worker_waits_for_the_lease(
 
 
 async def test_tenants_never_hear_each_other(
-    container: Container, db: TenantDb, local: Settings, http: httpx.AsyncClient
+    container: Container, db: TenantDb, local: Settings, http: webhook_sender.Client
 ) -> None:
     other = await make_tenant(container, "globex")
     async with Receiver() as rx_a, Receiver() as rx_b, container.tenants.lease(other.id) as odb:

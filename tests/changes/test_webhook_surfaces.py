@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from app import cli
+from app.adapters import webhook_sender
 from app.deps import Container
 from app.services import events, webhook_delivery
 from app.services.records import EventIn, Scope
@@ -111,7 +112,7 @@ async def test_rest_routes_and_the_delivery_log(
         async with container.tenants.lease(tenant.id) as db:
             appended = await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "b"))
             config = webhook_delivery.DeliveryConfig.of(container.settings)
-            async with httpx.AsyncClient() as http:
+            async with webhook_sender.new_client() as http:
                 await webhook_delivery.deliver_tenant(
                     db, http, config, owner="t", limit=asyncio.Semaphore(2)
                 )

@@ -23,6 +23,8 @@ class Receiver:
     status_after: int = 204
     received: list[Received] = field(default_factory=list)
     unverified: int = 0
+    answer: bytes = b""  # the body of every answer
+    connections: set[Any] = field(default_factory=set)  # the client's (host, port) of each
     url: str = ""
     _runner: web.AppRunner | None = None
 
@@ -43,6 +45,8 @@ class Receiver:
 
     async def _handle(self, request: web.Request) -> web.Response:
         data = await request.read()
+        if request.transport is not None:
+            self.connections.add(request.transport.get_extra_info("peername"))
         try:
             body = Webhook(self.secret).verify(data, dict(request.headers))
         except WebhookVerificationError:
@@ -50,7 +54,7 @@ class Receiver:
             return web.Response(status=400)
         status = 500 if len(self.received) < self.fail_first else self.status_after
         self.received.append(Received(request.headers["webhook-id"], body, status))
-        return web.Response(status=status)
+        return web.Response(status=status, body=self.answer or None)
 
     def delivered(self) -> list[Received]:
         """The first successful receipt of each message, in arrival order."""
