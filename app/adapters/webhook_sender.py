@@ -21,7 +21,7 @@ import aiohttp
 # The HTTP client deliveries go through (the worker's one, shared): services name it by
 # this alias and never import the HTTP library themselves. aiohttp rather than httpx (the
 # gateway's client): a POST costs it a fraction of httpx's CPU, which bounds how many
-# deliveries a second one worker makes (docs/webhooks.md).
+# deliveries a second one worker makes (docs/changes.md).
 Client = aiohttp.ClientSession
 
 
@@ -69,7 +69,7 @@ def _public(address: Address) -> bool:
 
 # A host's addresses are looked up again at most this often by one process: a lookup goes
 # through a thread of the event loop's executor, which at hundreds of deliveries a second
-# cost the worker more than the POSTs (docs/webhooks.md). A name that moves to a refused
+# cost the worker more than the POSTs (docs/changes.md). A name that moves to a refused
 # address is refused within this many seconds.
 RESOLVED_SECONDS = 5.0
 _RESOLVED_MAX = 1024
