@@ -2,11 +2,16 @@
 into several small entries, every event once, each entry findable by the names it holds."""
 
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import pytest
 from sqlalchemy import select
 
+from app.adapters import dlp
 from app.adapters.summarisers import BuiltinSummariser
+from app.adapters.summary import EventText, SummaryResult
 from app.config import Settings
 from app.services import compaction, context, entries, events
 from app.services.context_markdown import render_entry
@@ -70,3 +75,52 @@ async def test_a_long_bucket_folds_into_entries_that_fit_three_to_a_context(
         max_tokens=2000, include_institutional=False, now=NOW,
     )  # fmt: skip
     assert len(found.entries) >= 3
+
+
+@dataclass
+class Recording:
+    """A remote summariser (so DLP runs) that keeps the texts of each call."""
+
+    name: str = "recording-model"
+    remote: bool = True
+    calls: list[list[str]] = field(default_factory=list)
+
+    async def summarise(
+        self, events: list[EventText], *, scope_label: str, period_label: str, **_: Any
+    ) -> SummaryResult:
+        self.calls.append([e.body for e in events])
+        return SummaryResult(
+            title=f"{scope_label}: {period_label}", body="- Summarised.",
+            model=self.name, prompt_tokens=100, completion_tokens=20,
+        )  # fmt: skip
+
+
+async def test_a_bucket_of_several_periods_is_read_and_redacted_once(
+    db: TenantDb, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planning keeps the redacted texts of a bucket's periods for their calls, rather than
+    reading and scanning them again while a gateway slot waits."""
+    batch = [
+        EventIn(Scope.ENTITY, "acme", "chat_turn", turn(i),
+                occurred_at=NOW - timedelta(days=400 - i * 0.5))
+        for i in range(60)
+    ]  # fmt: skip
+    await events.append_events(db, batch)
+    scanned: Counter[str] = Counter()
+    real_scan = dlp.scan
+
+    def counting_scan(text: str, **kwargs: Any) -> dlp.DlpResult:
+        scanned[text] += 1
+        return real_scan(text, **kwargs)
+
+    monkeypatch.setattr(dlp, "scan", counting_scan)
+    summariser = Recording()
+    run = await compaction.run_compaction(
+        db, policy=TenantPolicy(db.tenant_id), summariser=summariser,
+        settings=settings, trigger="cli", now=NOW,
+    )  # fmt: skip
+    assert run.events_compressed == 60 and not run.problems
+    assert 2 <= len(summariser.calls) <= 8  # several periods, all kept from planning
+    sent = [body for call in summariser.calls for body in call]
+    assert sorted(sent) == sorted(e.body for e in batch)  # each event in one call
+    assert all(scanned[e.body] == 1 for e in batch)

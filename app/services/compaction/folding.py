@@ -3,6 +3,7 @@ summariser (the gateway, or the built-in one), then write its entries, their pro
 the events' compressed marks in one transaction (steps 3 to 5)."""
 
 import asyncio
+import contextlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -10,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import func, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.adapters.summary import Summariser, SummaryFailed, SummaryResult
+from app.adapters.summary import EventText, Summariser, SummaryFailed, SummaryResult
 from app.config import Settings
 from app.errors import ExpectedError
 from app.services import budget, entries, limits, validation
@@ -126,28 +127,44 @@ class Folder:
     # --- step 3: summarise each period
 
     async def summarise(
-        self, bucket: Bucket, plan: list[Period], calls: list[str], turn: asyncio.Event
+        self, bucket: Bucket, plan: list[Period], calls: list[str]
     ) -> tuple[Summaries, list[budget.Usage]]:
         """A summary and its entry per period, and each call's usage; Skip at the first
         failure (what was spent is settled first)."""
         label = self.planner.scope_label(bucket, Counter())
         done: Summaries = []
         usage: list[budget.Usage] = []
+        upcoming: asyncio.Task[list[EventText]] | None = None
         try:
+            # A period's texts are read and redacted (DLP) before its call, the next one's
+            # while the call is in flight: that work never holds a gateway slot idle, and
+            # at most two periods' texts are in memory.
+            texts = await self.planner.texts(plan[0])
             async with self.slots:
-                turn.set()  # the next bucket may reserve and wait for a slot now
-                for period in plan:
-                    done.append(await self._summarise_period(bucket, label, period, usage))
+                for k, period in enumerate(plan):
+                    if k + 1 < len(plan):
+                        upcoming = asyncio.create_task(self.planner.texts(plan[k + 1]))
+                    done.append(await self._summarise_period(bucket, label, period, texts, usage))
+                    if upcoming is not None:
+                        texts, upcoming = await upcoming, None
         except BaseException:
+            if upcoming is not None:
+                upcoming.cancel()
+                with contextlib.suppress(BaseException):
+                    await upcoming
             await self._settle(calls, usage)
             raise
         return done, usage
 
     async def _summarise_period(
-        self, bucket: Bucket, label: str, period: Period, usage: list[budget.Usage]
+        self,
+        bucket: Bucket,
+        label: str,
+        period: Period,
+        texts: list[EventText],
+        usage: list[budget.Usage],
     ) -> tuple[SummaryResult, EntryIn]:
         """One period's summary and the entry it becomes; its call's usage goes to `usage`."""
-        texts = await self.planner.texts(period)
         try:
             result = await self.summariser.summarise(
                 texts,

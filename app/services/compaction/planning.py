@@ -40,6 +40,10 @@ ENTRY_FRAME_TOKENS = 150
 # built-in summariser keeps up to a third of what it reads, so a fact is not squeezed out
 # by the bound, and each entry stays small enough for several to fit one context.
 FOLD_RATIO = 3
+# Periods of one bucket whose texts planning keeps (each at most compaction_max_input_tokens
+# of text): DLP and the read are not done twice, and a bucket in flight holds a bounded
+# amount of text however many events it has.
+KEPT_PERIODS = 8
 
 
 def summary_text_tokens(settings: Settings) -> int:
@@ -157,8 +161,9 @@ class Planner:
                 ):
                     if current is not None:
                         periods.append(current)
-                        periods[0].texts = None  # more than one request: re-read each later
-                    texts: list[EventText] | None = None if periods else []
+                    # The first periods keep their redacted texts for their calls; a longer
+                    # bucket's later ones are read (and redacted) again when their turn comes.
+                    texts: list[EventText] | None = [] if len(periods) < KEPT_PERIODS else None
                     current = Period(base, row.occurred_at, row.occurred_at, texts=texts)
                 current.tokens += tokens
                 current.text_tokens += text_tokens

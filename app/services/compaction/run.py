@@ -180,9 +180,11 @@ class _Run:
     # --- the buckets
 
     async def _fan_out(self, buckets: list[Bucket]) -> None:
-        # turns[i] is set once bucket i holds a summary slot (or is done): bucket i+1
-        # reserves budget and takes a slot only after it, so the oldest buckets get the
-        # budget and the gateway first however their reads interleave.
+        # turns[i] is set once bucket i has reserved its budget (or is done): bucket i+1
+        # reserves only after it, so the oldest buckets get the budget first however their
+        # reads interleave, and they queue for the gateway's slots in that order. A bucket
+        # that waited for a slot before letting the next one reserve left slots idle for a
+        # reservation's write each time one came free (docs/compaction.md).
         turns = [asyncio.Event() for _ in buckets]
         pending = iter(enumerate(buckets))
 
@@ -215,7 +217,8 @@ class _Run:
                 await self.folder.check_budget_dry(plan)
             else:
                 calls = await self.folder.reserve(plan)
-                results, usage = await self.folder.summarise(bucket, plan, calls, turn)
+                turn.set()
+                results, usage = await self.folder.summarise(bucket, plan, calls)
                 self.entries += await self.folder.fold(plan, results, calls, usage)
         except LostRace as lost:
             self._problem(bucket, str(lost), failure=False)
