@@ -136,9 +136,9 @@ class Folder:
         usage: list[budget.Usage] = []
         upcoming: asyncio.Task[list[EventText]] | None = None
         try:
-            # A period's texts are read and redacted (DLP) before its call, the next one's
-            # while the call is in flight: that work never holds a gateway slot idle, and
-            # at most two periods' texts are in memory.
+            # A period's texts (kept from planning, or read and redacted again) are ready
+            # before its call, the next one's fetched while the call is in flight: that
+            # work never holds a gateway slot idle.
             texts = await self.planner.texts(plan[0])
             async with self.slots:
                 for k, period in enumerate(plan):
