@@ -164,10 +164,9 @@ async def post(
     except (aiohttp.ClientError, TimeoutError) as exc:
         error = f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS]
     latency = int((time.perf_counter() - started) * 1000)
-    delivered = status is not None and 200 <= status < 300 and error is None
-    if status is not None and not delivered and error is None:
+    if error is None and status is not None and not 200 <= status < 300:
         error = f"HTTP {status}"
-    return Outcome(delivered, status, error, latency)
+    return Outcome(status is not None and error is None, status, error, latency)
 
 
 def networks(values: Sequence[str]) -> list[Network]:
