@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, union_all
+from sqlalchemy import CompoundSelect, and_, func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import passages, search, temporal
@@ -110,15 +110,19 @@ async def ranked_events(
         else and_(ev.c.scope == scope.value, ev.c.scope_ref == ref)
         for scope, ref in scopes
     ]
-    uncompressed = (or_(*in_scopes), ev.c.compressed_at.is_(None))
+
+    def uncompressed(*columns: Any) -> CompoundSelect[Any]:
+        # A scope per arm: SQLite answers an OR of scopes with a row set built from both,
+        # which made the count ten times slower than the index range of each.
+        arms = [select(*columns).where(c, ev.c.compressed_at.is_(None)) for c in in_scopes]
+        return union_all(*arms)
+
     # Counted from the uncompressed events' index alone, at most COUNT_MAX of them: a big
-    # scope's texts are never read for nothing. A scope per arm: SQLite answers an OR of
-    # scopes with a row set built from both, ten times slower than the two index ranges.
-    arms = [select(ev.c.seq).where(cond, ev.c.compressed_at.is_(None)) for cond in in_scopes]
-    first = union_all(*arms).limit(COUNT_MAX + 1).subquery()
+    # scope's texts are never read for nothing.
+    first = uncompressed(ev.c.seq).limit(COUNT_MAX + 1).subquery()
     n, lowest = (await conn.execute(select(func.count(), func.min(first.c.seq)))).one()
     if n <= SCAN_MAX:
-        texts = select(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body).where(*uncompressed)
+        texts = uncompressed(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
         scored = _scanned(list(await conn.execute(texts)), q)
     else:
         # Past COUNT_MAX the lowest seq counted is not the scopes' lowest: no bound.
