@@ -19,18 +19,19 @@ pytestmark = pytest.mark.slow
 ST = Path(sys.executable).parent / "st"
 MAX_EXAMPLES = 25
 # Refusals of schema-valid data (ST202) for rules across values or time, which an OpenAPI
-# document cannot express: an opaque cursor only this API writes; the institutional scope
-# with a scopeRef on the context loader (two query parameters); the Idempotency-Key header
-# with an array body (a header and the body's shape); occurredAt more than 24 hours after
-# now; an If-Match a coverage case draws as a bare string (schemathesis does not apply a
-# header's pattern there), or one naming a version the entry is not at (412: state, not
-# data); a webhook URL, whose acceptance depends on where its host resolves (DNS and the
-# operator's allowed networks), and a scopeRef filter given without its scope. Anything
-# else fails the test.
+# document cannot express: an opaque cursor only this API writes; on the context loader,
+# the institutional scope with a scopeRef and the other scopes without one (two query
+# parameters); the Idempotency-Key header with an array body (a header and the body's
+# shape); occurredAt more than 24 hours after now; an If-Match a coverage case draws as a
+# bare string (schemathesis does not apply a header's pattern there), or one naming a
+# version the entry is not at (412: state, not data); a webhook URL, whose acceptance
+# depends on where its host resolves (DNS and the operator's allowed networks), and a
+# scopeRef filter given without its scope. Anything else fails the test.
 ACCEPTED_REFUSALS = [
     "is not a valid cursor",
     "is not a cursor of this list",
     "scopeRef must be absent for the INSTITUTIONAL scope",
+    "scopeRef is required for the",
     "the Idempotency-Key header is for a single event",
     "hours in the future",
     "If-Match must hold ETags of this API",
