@@ -85,6 +85,10 @@ def _uvicorn(settings: Settings, *, host: str, port: int, workers: int) -> None:
         server_header=False,
         # uvicorn's protocol (httptools), one socket write per response (app/edge/server.py).
         http=HTTP_PROTOCOL,
+        # A subscription's frames are a few hundred bytes each: compressing them cost more
+        # CPU than their bytes (docs/changes.md, "Cost"), and a client asking for
+        # permessage-deflate gets plain frames instead.
+        ws_per_message_deflate=False,
         # The supervisor replaces a worker that does not answer its ping in this time (and
         # handles no signal while it waits): uvicorn's 5 s killed workers still starting
         # Python on a busy machine.

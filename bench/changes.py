@@ -3,16 +3,19 @@
 1. The outbox on the append path, raw: one SQLite transaction per group (1 or 50 events),
    the event writer's statements with and without the outbox's INSERT ... SELECT, A/B
    alternating in the same run.
-2. End to end, real processes: an API server, an arq worker and Redis; appends over HTTP
-   (16 clients) with nothing listening (A) and with one webhook endpoint (a receiver on
-   127.0.0.1) and one live memoryChanged subscriber (B), alternating; the API server's CPU
-   per append says what B costs the API (the receiver and subscriber share this process).
-3. Delivery lag: 500 events/s (50 requests/s of 10) for S seconds with the endpoint and the
-   subscriber; lag = arrival time minus the change's time, p50/p95 for each.
+2. End to end, real processes: two identical stacks (each its own Redis, API server and
+   arq worker) loaded at the same time over HTTP (--clients each), one with nothing
+   listening (A) and the other with one webhook endpoint (a receiver on 127.0.0.1) and one
+   live memoryChanged subscriber (B), the roles swapped each round; each round's ratio of
+   the two API servers' CPU per append says what B costs the API, at the very same
+   machine speed (the receiver and subscriber share this process).
+3. Delivery lag: 500 events/s (50 requests/s of 10) for 2·S seconds into B's stack with the
+   endpoint and the subscriber; lag = arrival time minus the change's time, p50/p95.
 """
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -24,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import aiosqlite
 import httpx
 import websockets
@@ -123,27 +127,102 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def load(
-    url: str, key: str, seconds: float, clients: int, pid: int
-) -> tuple[float, float, float]:
+class Stack:
+    """One deployment of real processes: its own data, Redis, API server and arq worker."""
+
+    def __init__(self, work: Path, name: str) -> None:
+        self.work = work / name
+        self.name = name
+        self.key = ""
+        self.url = ""
+        self.redis = EmbeddedRedis(self.work / "redis", persist=False)
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.endpoint_id: str | None = None
+        self.sub: asyncio.Task[None] | None = None
+        self.sub_lags: list[float] = []
+
+    @property
+    def api_pid(self) -> int:
+        return self.procs[0].pid
+
+    async def start(self) -> None:
+        data = self.work / "data"
+        _, self.key = await new_tenant(data, self.name)
+        redis_url = self.redis.start()
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")} | {
+            "JET_DATA_DIR": str(data), "JET_REDIS_URL": redis_url, "JET_LOG_LEVEL": "warning",
+            "JET_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32", "PYTHONPATH": str(ROOT),
+            "JET_GRAPHIQL": "false",
+        }  # fmt: skip
+        self.procs = list(start_processes(env, port, self.work))
+        async with httpx.AsyncClient() as probe:
+            for _ in range(300):
+                try:
+                    if (await probe.get(f"{self.url}/healthz", timeout=1)).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    await asyncio.sleep(0.2)
+        raise RuntimeError(f"{self.name}: the API server did not start")
+
+    async def listen(self, rx: "Receiver", what: Sequence[str]) -> None:
+        """One webhook endpoint (to `rx`) and one live memoryChanged subscriber (`what`)."""
+        if "endpoint" in what:
+            headers = {"Authorization": f"Bearer {self.key}"}
+            async with httpx.AsyncClient(base_url=self.url, headers=headers) as client:
+                made = await client.post("/webhooks", json={"url": rx.url})
+                assert made.status_code == 201, made.text
+                self.endpoint_id = made.json()["id"]
+        self.sub_lags = []
+        if "subscriber" not in what:
+            return
+        ready = asyncio.Event()
+        self.sub = asyncio.create_task(subscriber(self.url, self.key, self.sub_lags, ready))
+        await asyncio.wait_for(ready.wait(), 30)
+
+    async def unlisten(self) -> None:
+        if self.sub is not None:
+            self.sub.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.sub
+            self.sub = None
+        if self.endpoint_id is not None:
+            async with httpx.AsyncClient(base_url=self.url) as client:
+                await client.delete(f"/webhooks/{self.endpoint_id}",
+                                    headers={"Authorization": f"Bearer {self.key}"})  # fmt: skip
+            self.endpoint_id = None
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.redis.stop()
+
+
+async def load(stack: Stack, seconds: float, clients: int) -> tuple[float, float, float]:
     """Appends at `clients` at once for `seconds`: requests a second, the median latency
-    (ms) and the API server's CPU per request (µs), the cost that does not depend on what
-    else shares the machine (the receiver and the subscriber run in this process)."""
+    (ms) and the API server's CPU per request (µs). The clients are aiohttp's: httpx's
+    would cost this process several times the server's CPU per request."""
     latencies: list[float] = []
+    pid = stack.api_pid
     cpu0 = cpu_seconds(pid)
-    headers = {"Authorization": f"Bearer {key}"}
+    headers = {"Authorization": f"Bearer {stack.key}"}
     body = {"scope": "entity", "kind": "note", "body": "Budget moves to search."}
     deadline = time.perf_counter() + seconds
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as client:
+    async with aiohttp.ClientSession(base_url=stack.url, headers=headers) as client:
 
         async def one(c: int) -> None:
             i = 0
             while time.perf_counter() < deadline:
                 t = time.perf_counter()
-                r = await client.post(
-                    "/memory/events", json={**body, "scopeRef": f"ent_{c}_{i % 5}"}
-                )
-                assert r.status_code == 201, r.text
+                item = {**body, "scopeRef": f"ent_{c}_{i % 5}"}
+                async with client.post("/memory/events", json=item) as r:
+                    assert r.status == 201, await r.text()
+                    await r.read()
                 latencies.append(time.perf_counter() - t)
                 i += 1
 
@@ -176,10 +255,11 @@ async def paced(url: str, key: str, seconds: float, per_second: int, batch: int)
 def start_processes(
     env: dict[str, str], port: int, work: Path
 ) -> tuple["subprocess.Popen[bytes]", "subprocess.Popen[bytes]"]:
-    """The API server and an arq worker, both on 127.0.0.1's data in `work`."""
+    """The API server (as `jet-memory serve` runs it: one process) and an arq worker, both
+    on 127.0.0.1's data in `work`."""
     api = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        [str(Path(sys.executable).parent / "jet-memory"), "serve", "--host", "127.0.0.1",
+         "--port", str(port), "--workers", "1"],
         env=env, cwd=work,
     )  # fmt: skip
     worker = subprocess.Popen(
@@ -189,101 +269,92 @@ def start_processes(
     return api, worker
 
 
-async def part_e2e(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
-    data = work / "e2e"
-    tenant_id, key = await new_tenant(data, "e2e")
-    redis = EmbeddedRedis(work / "redis", persist=False)
-    redis_url = redis.start()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")} | {
-        "JET_DATA_DIR": str(data), "JET_REDIS_URL": redis_url, "JET_LOG_LEVEL": "warning",
-        "JET_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32", "PYTHONPATH": str(ROOT),
-        "JET_GRAPHIQL": "false",
-    }  # fmt: skip
-    api, worker = start_processes(env, port, work)
+async def part_e2e(
+    work: Path, seconds: float, rounds: int, clients: int, what: Sequence[str]
+) -> dict[str, Any]:
+    """Two identical stacks loaded at the same time, one of them with an endpoint and a
+    subscriber (the other one each round): the machine's speed, which drifts 2x within
+    minutes on a shared host, is the same for both sides of each round's ratio."""
+    stacks = [Stack(work, "left"), Stack(work, "right")]
     rx = Receiver()
     out: dict[str, Any] = {}
     try:
-        async with httpx.AsyncClient() as probe:
-            for _ in range(300):
-                try:
-                    if (await probe.get(f"{url}/healthz", timeout=1)).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.2)
+        for s in stacks:
+            await s.start()
         await rx.start()
+        for s in stacks:  # a first load of each, listened to, warms its connections and caches
+            await s.listen(rx, what)
+            await load(s, 1, clients)
+            await s.unlisten()
         a, b = [], []
         for r in range(rounds):
-            a.append(await load(url, key, seconds, 16, api.pid))
-            async with httpx.AsyncClient(base_url=url) as client:
-                made = await client.post("/webhooks", json={"url": rx.url},
-                                         headers={"Authorization": f"Bearer {key}"})  # fmt: skip
-                assert made.status_code == 201, made.text
-                endpoint_id = made.json()["id"]
-            sub_lags: list[float] = []
-            ready = asyncio.Event()
-            sub = asyncio.create_task(subscriber(url, key, sub_lags, ready))
-            await asyncio.wait_for(ready.wait(), 30)
-            b.append(await load(url, key, seconds, 16, api.pid))
-            if r == rounds - 1:
-                rx.lags.clear()
+            listening, alone = stacks[r % 2], stacks[1 - r % 2]
+            await listening.listen(rx, what)
+            with_, without = await asyncio.gather(
+                load(listening, seconds, clients), load(alone, seconds, clients)
+            )
+            a.append(without)
+            b.append(with_)
+            if r == rounds - 1 and len(what) == 2:
                 await asyncio.sleep(3)  # let the backlog of the load above drain
                 rx.lags.clear()
-                sub_lags.clear()
-                sent = await paced(url, key, seconds * 2, 500, 10)
+                listening.sub_lags.clear()
+                sent = await paced(listening.url, listening.key, seconds * 2, 500, 10)
                 await asyncio.sleep(5)
                 out["lag at 500 events/s"] = {
                     "events": sent, "webhook deliveries": len(rx.lags),
                     "webhook p50 s": pct(rx.lags, 50), "webhook p95 s": pct(rx.lags, 95),
-                    "subscriber changes": len(sub_lags),
-                    "subscriber p50 s": pct(sub_lags, 50), "subscriber p95 s": pct(sub_lags, 95),
+                    "subscriber changes": len(listening.sub_lags),
+                    "subscriber p50 s": pct(listening.sub_lags, 50),
+                    "subscriber p95 s": pct(listening.sub_lags, 95),
                 }  # fmt: skip
-            sub.cancel()
-            async with httpx.AsyncClient(base_url=url) as client:
-                await client.delete(f"/webhooks/{endpoint_id}",
-                                    headers={"Authorization": f"Bearer {key}"})  # fmt: skip
-        ra, rb = median([x[0] for x in a]), median([x[0] for x in b])
-        la, lb = median([x[1] for x in a]), median([x[1] for x in b])
-        ca, cb = median([x[2] for x in a]), median([x[2] for x in b])
-        out["appends over HTTP, 16 clients"] = {
-            "alone req/s": ra, "with endpoint+subscriber req/s": rb,
-            "p50 ms alone": la, "p50 ms with": lb, "cost (1 - rate ratio)": 1 - rb / ra,
-            "API CPU us/append alone": ca, "API CPU us/append with": cb,
-            "cost (API CPU ratio - 1)": cb / ca - 1,
-            # Each round's B against its own A: the machine's speed drifts between rounds.
-            "cost, median of the rounds' API CPU ratios - 1": median(
-                [y[2] / x[2] for x, y in zip(a, b, strict=True)]
-            ) - 1,
+            await listening.unlisten()
+            await asyncio.sleep(2)  # the worker's backlog of deliveries, out of the next round
+        ratios = [y[2] / x[2] for x, y in zip(a, b, strict=True)]
+        out[f"appends over HTTP, {clients} clients per stack, both stacks at once"] = {
+            "alone req/s": median([x[0] for x in a]),
+            "with endpoint+subscriber req/s": median([y[0] for y in b]),
+            "p50 ms alone": median([x[1] for x in a]),
+            "p50 ms with": median([y[1] for y in b]),
+            "API CPU us/append alone": median([x[2] for x in a]),
+            "API CPU us/append with": median([y[2] for y in b]),
+            "cost: median of the rounds' API CPU ratios - 1": median(ratios) - 1,
+            "rounds' API CPU ratios": ratios,
+            "cost: median of the rounds' rate ratios (1 - with/alone)": 1 - median(
+                [y[0] / x[0] for x, y in zip(a, b, strict=True)]
+            ),
             "rounds": [{"alone": x, "with": y} for x, y in zip(a, b, strict=True)],
         }  # fmt: skip
     finally:
-        for proc in (worker, api):
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        redis.stop()
+        for s in stacks:
+            await s.unlisten()
+            s.stop()
         if rx.runner is not None:
             await rx.runner.cleanup()
-    del tenant_id
     return out
 
 
-async def main(seconds: float, rounds: int) -> None:
+async def main(
+    seconds: float, rounds: int, clients: int, parts: Sequence[str], listen: Sequence[str]
+) -> None:
     print(load_note())
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        raw = await part_raw(work, seconds, rounds)
-        print(json.dumps({"outbox on the append path (raw SQLite)": raw}, indent=2))
-        e2e = await part_e2e(work, seconds, rounds)
-        print(json.dumps(e2e, indent=2))
+        if "raw" in parts:
+            raw = await part_raw(work, seconds, rounds)
+            print(json.dumps({"outbox on the append path (raw SQLite)": raw}, indent=2))
+        if "e2e" in parts:
+            e2e = await part_e2e(work, seconds, rounds, clients, listen)
+            print(json.dumps(e2e, indent=2))
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--clients", type=int, default=8, help="appending at once, per stack")
+    p.add_argument("--parts", nargs="+", choices=["raw", "e2e"], default=["raw", "e2e"])
+    p.add_argument("--listen", nargs="+", choices=["endpoint", "subscriber"],
+                   default=["endpoint", "subscriber"], help="what B's stack has")  # fmt: skip
     a = p.parse_args()
-    asyncio.run(main(a.seconds, a.rounds))
+    asyncio.run(main(a.seconds, a.rounds, a.clients, a.parts, a.listen))

@@ -1,11 +1,13 @@
 """The websocket at /graphql: GraphQL subscriptions (memoryChanged) over graphql-transport-ws,
-through Strawberry's stock view on the stock schema (never the fast path). The API key comes
+through Strawberry's stock view, on the schema HTTP requests use. The API key comes
 in connection_init's payload, `{"authorization": "Bearer <key>"}`: a browser's WebSocket
 cannot send headers. A missing, unknown or revoked key closes the socket with 4403."""
 
+import json
 from datetime import timedelta
 from typing import Any
 
+import orjson
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
@@ -39,6 +41,14 @@ class SubscriptionView(GraphQL[Context, None]):
             multipart_uploads_enabled=False,
         )
         self.container = container
+
+    def encode_json(self, data: object) -> str:
+        # orjson, as for HTTP answers (app/edge/graphql_view.py): one message per change and
+        # subscriber. Text, not bytes: graphql-transport-ws messages are text frames.
+        try:
+            return orjson.dumps(data).decode()
+        except TypeError:
+            return json.dumps(data, separators=(",", ":"))
 
     async def get_context(self, request: Any, response: Any) -> Context:
         assert isinstance(request, WebSocket)

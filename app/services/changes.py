@@ -12,7 +12,7 @@ from app.services import validation
 from app.services.records import Scope
 from app.storage import changes
 from app.storage.tenants import TenantDb
-from app.storage.transactions import read_statement, write_transaction
+from app.storage.transactions import read_rows, write_transaction
 from app.storage.types import utcnow
 
 
@@ -114,15 +114,14 @@ def to_change(row: Any) -> Change:
 
 async def changes_after(db: TenantDb, cursor: int, *, limit: int) -> Sequence[Change]:
     """The changes with an id above `cursor`, oldest first, at most `limit`."""
-    async with read_statement(db.engine) as conn:
-        rows = (await conn.execute(changes.after(cursor, limit))).all()
+    rows = await read_rows(db.engine, changes.AFTER, {"cursor": cursor, "limit": limit})
     return [to_change(r) for r in rows]
 
 
 async def last_change_id(db: TenantDb) -> int:
     """The id of the latest change (0 before the first): where a new listener starts."""
-    async with read_statement(db.engine) as conn:
-        return await changes.last_id(conn)
+    rows = await read_rows(db.engine, changes.LAST_ID)
+    return int(rows[0][0])
 
 
 async def prune_changes(db: TenantDb, *, keep: timedelta, batch: int = 5000) -> int:

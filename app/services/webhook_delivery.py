@@ -129,7 +129,7 @@ async def _fan_out(db: TenantDb, endpoints: list[Any]) -> int:
     """Queue, for every endpoint, the changes after its cursor that it asked for."""
     start = min(e.cursor for e in endpoints)
     async with read_statement(db.engine) as conn:
-        rows = (await conn.execute(changes.after(start, FAN_OUT_BATCH))).all()
+        rows = await changes.after(conn, start, FAN_OUT_BATCH)
     if not rows:
         return 0
     seen = [to_change(r) for r in rows]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, insert, literal, select
+from sqlalchemy import Integer, Row, bindparam, delete, func, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.storage.lists import in_list
@@ -41,14 +41,26 @@ async def announce_events(conn: AsyncConnection, event_ids: Sequence[str]) -> No
     )  # fmt: skip
 
 
-def after(cursor: int, limit: int) -> Select[Any]:
+# Built once: live feeds run these several times a second per tenant, and building a
+# statement costs more than SQLAlchemy's compiled cache then saves. Both are bounded by
+# the primary key (storage.transactions.read_rows).
+AFTER = (
+    select(*COLUMNS)
+    .where(ch.c.id > bindparam("cursor"))
+    .order_by(ch.c.id)
+    .limit(bindparam("limit", type_=Integer))
+)
+LAST_ID = select(func.coalesce(func.max(ch.c.id), 0))
+
+
+async def after(conn: AsyncConnection, cursor: int, limit: int) -> Sequence[Row[Any]]:
     """The first `limit` changes with an id above `cursor`, in id order."""
-    return select(*COLUMNS).where(ch.c.id > cursor).order_by(ch.c.id).limit(limit)
+    return (await conn.execute(AFTER, {"cursor": cursor, "limit": limit})).all()
 
 
 async def last_id(conn: AsyncConnection) -> int:
     """The highest change id (0 when there is none yet)."""
-    return int((await conn.execute(select(func.coalesce(func.max(ch.c.id), 0)))).scalar_one())
+    return int((await conn.execute(LAST_ID)).scalar_one())
 
 
 async def prune(conn: AsyncConnection, before: datetime, limit: int) -> int:
