@@ -12,17 +12,18 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import InvalidInput
 from app.services import (
     context_fusion,
     entry_rows,
-    entry_search,
     evidence,
+    scope_params,
     search,
     search_cache,
     validation,
@@ -82,14 +83,19 @@ def scopes_of(
     return pairs
 
 
-def _in_scope(table: Any, scope: Scope, scope_ref: str | None) -> list[Any]:
-    ref = table.c.scope_ref.is_(None) if scope_ref is None else table.c.scope_ref == scope_ref
-    return [table.c.scope == scope.value, ref]
-
-
 # ------------------------------------------------------------------------ candidates
 
 _KEY_COLUMNS = [en.c.importance, en.c.updated_at]
+
+
+@cache
+def _top_entries_statement(ref_is_none: bool) -> Select[Any]:
+    return (
+        select(en.c.seq, *_KEY_COLUMNS)
+        .where(*scope_params.in_scope(en, 0, ref_is_none))
+        .order_by(en.c.importance.desc(), en.c.updated_at.desc(), en.c.seq.desc())
+        .limit(scope_params.LIMIT)
+    )
 
 
 async def _top_entries(
@@ -98,14 +104,11 @@ async def _top_entries(
     # One query per scope, merged here: each sorts only its own scope's rows.
     found: list[Candidate] = []
     for scope, ref in scopes:
-        stmt = (
-            select(en.c.seq, *_KEY_COLUMNS)
-            .where(*_in_scope(en, scope, ref))
-            .order_by(en.c.importance.desc(), en.c.updated_at.desc(), en.c.seq.desc())
-            .limit(limit)
-        )
+        stmt = _top_entries_statement(ref is None)
+        values = scope_params.values([(scope, ref)]) | {"limit": limit}
         found.extend(
-            Candidate(r.seq, r.importance, r.updated_at, 0.0) for r in await conn.execute(stmt)
+            Candidate(r.seq, r.importance, r.updated_at, 0.0)
+            for r in await conn.execute(stmt, values)
         )
     return sorted(found, key=by_importance)[:limit]
 
@@ -132,9 +135,10 @@ async def candidates(
         prefix=False,
         any_of=[(s.value, r) for s, r in scopes],
     )
-    inner = entry_search.matching(conn, found, _KEY_COLUMNS).subquery()
-    stmt = select(inner).order_by(inner.c.rank, inner.c.seq).limit(max(POOL, limit))
-    rows = list(await conn.execute(stmt))
+    target = fulltext.Target.of(conn)
+    stmt = _matching_statement(target.dialect, scope_params.shape_of(scopes))
+    values = fulltext.any_of_params(target, en, found) | {"limit": max(POOL, limit)}
+    rows = list(await conn.execute(stmt, values))
     # The rank is better when lower (FTS5's bm25 is negative; PostgreSQL's ts_rank is
     # negated to match); the best match of this query scores 1.
     best = max((-r.rank for r in rows), default=0.0) or 1.0
@@ -143,6 +147,13 @@ async def candidates(
         for c in await _top_entries(conn, scopes, limit):
             pool.setdefault(c.seq, c)
     return list(pool.values())
+
+
+@cache
+def _matching_statement(dialect: str, shape: tuple[bool, ...]) -> Select[Any]:
+    """The best `:limit` entries by bm25 in the scopes of `shape`, built once."""
+    inner = fulltext.any_of_statement(dialect, en, shape, _KEY_COLUMNS, ranked=True).subquery()
+    return select(inner).order_by(inner.c.rank, inner.c.seq).limit(scope_params.LIMIT)
 
 
 async def _kept_candidates(
@@ -211,34 +222,46 @@ async def _recent_events(
     """Seqs of the newest uncompressed events, newest first (read from the index alone)."""
     found: list[tuple[datetime, int]] = []
     for scope, ref in scopes:
-        stmt = (
-            select(ev.c.occurred_at, ev.c.seq)
-            .where(*_in_scope(ev, scope, ref), ev.c.compressed_at.is_(None))
-            # seq, not id, breaks ties: the partial index of uncompressed events ends in it
-            # (the rowid), so SQLite walks it backwards and stops at the limit.
-            .order_by(ev.c.occurred_at.desc(), ev.c.seq.desc())
-            .limit(limit)
-        )
-        found.extend((r.occurred_at, r.seq) for r in await conn.execute(stmt))
+        values = scope_params.values([(scope, ref)]) | {"limit": limit}
+        rows = await conn.execute(_recent_events_statement(ref is None), values)
+        found.extend((r.occurred_at, r.seq) for r in rows)
     found.sort(reverse=True)
     return [seq for _, seq in found[:limit]]
+
+
+@cache
+def _recent_events_statement(ref_is_none: bool) -> Select[Any]:
+    return (
+        select(ev.c.occurred_at, ev.c.seq)
+        .where(*scope_params.in_scope(ev, 0, ref_is_none), ev.c.compressed_at.is_(None))
+        # seq, not id, breaks ties: the partial index of uncompressed events ends in it
+        # (the rowid), so SQLite walks it backwards and stops at the limit.
+        .order_by(ev.c.occurred_at.desc(), ev.c.seq.desc())
+        .limit(scope_params.LIMIT)
+    )
 
 
 def _reader(
     conn: AsyncConnection, table: Any, columns: Sequence[Any], to_item: Callable[[Any], T]
 ) -> Callable[[Sequence[int]], Awaitable[list[T]]]:
     """Reads full rows by seq, in the order asked, remembering them for a second pass."""
-    cache: dict[int, T] = {}
+    kept: dict[int, T] = {}
+    stmt = _rows_statement(table, tuple(columns))
 
     async def read(seqs: Sequence[int]) -> list[T]:
-        missing = [s for s in seqs if s not in cache]
+        missing = [s for s in seqs if s not in kept]
         if missing:
-            # `columns` first: to_event/to_entry read them by position.
-            rows = await conn.execute(select(*columns, table.c.seq).where(table.c.seq.in_(missing)))
-            cache.update((r.seq, to_item(r)) for r in rows)
-        return [cache[s] for s in seqs]
+            rows = await conn.execute(stmt, {"seqs": missing})
+            kept.update((r.seq, to_item(r)) for r in rows)
+        return [kept[s] for s in seqs]
 
     return read
+
+
+@cache
+def _rows_statement(table: Any, columns: tuple[Any, ...]) -> Select[Any]:
+    # `columns` first: to_event/to_entry read them by position.
+    return select(*columns, table.c.seq).where(table.c.seq.in_(bindparam("seqs", expanding=True)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Select, bindparam, func, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import cursors, fusion, search
 from app.services.entry_rows import COLUMNS, to_entry
@@ -49,14 +48,6 @@ async def keyword_ranking(
     cursor = cursors.encode("entries-search", [hwm, 0])
     stmt, values, _, _, words = search_query(target, flt, limit - 1, cursor, ranking=True)
     return [(int(s), float(r)) for s, r in await reads.search_rows(db, stmt, values, words)]
-
-
-def matching(
-    conn: AsyncConnection, query: fulltext.Search, columns: Sequence[Any] = COLUMNS
-) -> Select[Any]:
-    """Entries matching `query`: `columns`, `seq` and their `rank` (lower is better).
-    Shared by the entry search and the context loader (app/services/context.py)."""
-    return fulltext.entries(fulltext.Target.of(conn), query, columns)
 
 
 # The search's statements, built once per shape (which filters are given; the first page or

@@ -10,15 +10,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import CompoundSelect, and_, func, select, union_all
+from sqlalchemy import CompoundSelect, Select, bindparam, func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.services import passages, search, temporal
+from app.services import passages, scope_params, search, temporal
 from app.services.records import Scope
 from app.storage import fulltext
 from app.storage.models import events_table as ev
+from app.storage.types import UTCDateTime
 from app.tokens import estimate_tokens
 
 
@@ -104,26 +106,13 @@ async def ranked_events(
         return []
     # One query for all the scopes: a round trip to the database costs more than the
     # scan of a scope's few hundred rows.
-    in_scopes = [
-        and_(ev.c.scope == scope.value, ev.c.scope_ref.is_(None))
-        if ref is None
-        else and_(ev.c.scope == scope.value, ev.c.scope_ref == ref)
-        for scope, ref in scopes
-    ]
-
-    def uncompressed(*columns: Any) -> CompoundSelect[Any]:
-        # A scope per arm: SQLite answers an OR of scopes with a row set built from both,
-        # which made the count ten times slower than the index range of each.
-        arms = [select(*columns).where(c, ev.c.compressed_at.is_(None)) for c in in_scopes]
-        return union_all(*arms)
-
-    # Counted from the uncompressed events' index alone, at most COUNT_MAX of them: a big
-    # scope's texts are never read for nothing.
-    first = uncompressed(ev.c.seq).limit(COUNT_MAX + 1).subquery()
-    n, lowest = (await conn.execute(select(func.count(), func.min(first.c.seq)))).one()
+    shape = scope_params.shape_of(scopes)
+    values = scope_params.values(scopes)
+    counted = values | {"count_limit": COUNT_MAX + 1}
+    n, lowest = (await conn.execute(_count_statement(shape), counted)).one()
     if n <= SCAN_MAX:
-        texts = uncompressed(ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
-        scored = _scanned(list(await conn.execute(texts)), q)
+        rows = await conn.execute(_texts_statement(shape), values)
+        scored = _scanned(list(rows), q)
     else:
         # Past COUNT_MAX the lowest seq counted is not the scopes' lowest: no bound.
         bound = lowest if n <= COUNT_MAX else None
@@ -131,6 +120,31 @@ async def ranked_events(
     w = weights or EVENT_WEIGHTS
     scored.sort(key=lambda f: (-_score(f, q, w, now), -f.occurred_at.timestamp(), -f.seq))
     return [f.seq for f in scored]
+
+
+def _uncompressed(shape: tuple[bool, ...], *columns: Any) -> CompoundSelect[Any]:
+    # A scope per arm: SQLite answers an OR of scopes with a row set built from both,
+    # which made the count ten times slower than the index range of each.
+    arms = [
+        select(*columns).where(*scope_params.in_scope(ev, i, ref_is_none),
+                               ev.c.compressed_at.is_(None))
+        for i, ref_is_none in enumerate(shape)
+    ]  # fmt: skip
+    return union_all(*arms)
+
+
+@cache
+def _count_statement(shape: tuple[bool, ...]) -> Select[int, Any]:
+    """The scopes' uncompressed events counted from their index alone, at most
+    `:count_limit` of them (a big scope's texts are never read for nothing), and their
+    lowest seq."""
+    first = _uncompressed(shape, ev.c.seq).limit(bindparam("count_limit")).subquery()
+    return select(func.count(), func.min(first.c.seq))
+
+
+@cache
+def _texts_statement(shape: tuple[bool, ...]) -> CompoundSelect[Any]:
+    return _uncompressed(shape, ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
 
 
 def _relevance(held: Sequence[tuple[Any, set[str]]], n: int) -> list[tuple[Any, float]]:
@@ -169,25 +183,42 @@ async def _indexed(
     `_scanned` scores: never bm25 of the index, whose statistics cover the whole tenant
     and cost a walk of every row holding each word."""
     target = fulltext.Target.of(conn)
+    shape = scope_params.shape_of(scopes)
+    bounded = from_seq is not None
+    stmts = [_word_statement(target.dialect, shape, bounded, windowed=False)]
+    bounds: dict[str, Any] = {} if from_seq is None else {"from_seq": from_seq}
+    if q.window is not None:
+        stmts.append(_word_statement(target.dialect, shape, bounded, windowed=True))
+        bounds |= {"start": q.window.start, "end": q.window.end}
     words: dict[str, str] = {}  # a word per stem: "contact" and "contacted" are one query
     for word in q.words[:WORDS_MAX]:
         words.setdefault(passages.stem(word), word)
     held: dict[int, tuple[Any, set[str]]] = {}
     for stem, word in words.items():
         found = fulltext.Search([word], prefix=False, any_of=_in_scopes(scopes))
-        base = fulltext.events(
-            target, found, [ev.c.occurred_at], ranked=False, from_seq=from_seq
-        ).where(ev.c.compressed_at.is_(None))
-        stmts = [base]
-        if q.window is not None:
-            stmts.append(
-                base.where(ev.c.occurred_at >= q.window.start, ev.c.occurred_at < q.window.end)
-            )
+        values = fulltext.any_of_params(target, ev, found) | bounds
         for stmt in stmts:
-            newest = stmt.order_by(fulltext.events_newest_first(target)).limit(WORD_MATCHES_MAX)
-            for r in await conn.execute(newest):
+            for r in await conn.execute(stmt, values):
                 held.setdefault(r.seq, (r, set()))[1].add(stem)
     return [_Found(r.seq, r.occurred_at, x) for r, x in _relevance(list(held.values()), n)]
+
+
+@cache
+def _word_statement(
+    dialect: str, shape: tuple[bool, ...], bounded: bool, *, windowed: bool
+) -> Select[Any]:
+    """One word's newest WORD_MATCHES_MAX uncompressed events in the scopes of `shape`
+    (from `:from_seq` on when `bounded`; inside `:start`-`:end` when `windowed`)."""
+    stmt = fulltext.any_of_statement(dialect, ev, shape, [ev.c.occurred_at], ranked=False)
+    stmt = stmt.where(ev.c.compressed_at.is_(None))
+    if bounded:
+        stmt = stmt.where(fulltext.from_seq_condition(dialect))
+    if windowed:
+        start = bindparam("start", type_=UTCDateTime)
+        end = bindparam("end", type_=UTCDateTime)
+        stmt = stmt.where(ev.c.occurred_at >= start, ev.c.occurred_at < end)
+    newest = fulltext.events_newest_first(fulltext.Target(dialect))
+    return stmt.order_by(newest).limit(WORD_MATCHES_MAX)
 
 
 def passage_text(text: str, q: Question, room: int) -> tuple[str, int] | None:

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
+    TextClause,
     bindparam,
     cast,
     func,
@@ -127,28 +128,55 @@ def params(target: Target, s: Search) -> dict[str, Any]:
     return {"fts_match": fts5_match(s, ENTRY_TEXT_COLUMNS)}
 
 
-def events(
-    target: Target,
-    s: Search,
-    columns: Sequence[Any],
-    *,
-    ranked: bool = True,
-    from_seq: int | None = None,
-) -> Select[Any]:
-    """Events matching `s` (no tags): `columns`, `seq` and (`ranked`) `rank`, lower is
-    better; with `from_seq`, only those from that seq on (the index itself skips the rest).
-
-    Unranked, SQLite never runs bm25, whose first call counts every row of the whole index
-    holding each of the query's words."""
+def events(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
+    """Events matching `s` (no tags): `columns`, `seq` and `rank`, lower is better."""
     if target.dialect == "postgresql":
-        stmt = fulltext_postgres.matching(
-            target, ev, s, columns, fulltext_postgres.EVENT_WEIGHTS, tags=False, ranked=ranked
+        return fulltext_postgres.matching(
+            target, ev, s, columns, fulltext_postgres.EVENT_WEIGHTS, tags=False
         )
-        return stmt if from_seq is None else stmt.where(ev.c.seq >= from_seq)
-    stmt = _fts5_events(s, columns, ranked=ranked)
-    if from_seq is None:
-        return stmt
-    return stmt.where(text("memory_events_fts.rowid >= :from_seq").bindparams(from_seq=from_seq))
+    return _fts5_events(s, columns)
+
+
+def any_of_statement(
+    dialect: str, table: Any, shape: Sequence[bool], columns: Sequence[Any], *, ranked: bool
+) -> Select[Any]:
+    """`entries(...)` or `events(...)` (by `table`) of a Search with `any_of` whose pairs
+    have the `shape` (True: no scopeRef), built once by the caller: the values are bind
+    parameters, `any_of_params(...)` of the Search. `columns`, `seq` and (`ranked`) `rank`."""
+    entries_table = table is en
+    if dialect == "postgresql":
+        weights = (
+            fulltext_postgres.ENTRY_WEIGHTS if entries_table else fulltext_postgres.EVENT_WEIGHTS
+        )
+        return fulltext_postgres.any_of_template(table, shape, columns, weights, ranked=ranked)
+    name = "memory_entries_fts" if entries_table else "memory_events_fts"
+    fts = text(name)
+    weights_fts = BM25_ENTRY_WEIGHTS if entries_table else BM25_EVENT_WEIGHTS
+    rank = [func.bm25(fts, *weights_fts).label("rank")] if ranked else []
+    match = text(f"{name} MATCH :fts_match").bindparams(bindparam("fts_match", type_=String))
+    return (
+        select(*columns, table.c.seq, *rank)
+        .select_from(table.join(fts, text(f"{name}.rowid = {table.name}.seq")))
+        .where(match)
+    )
+
+
+def any_of_params(target: Target, table: Any, s: Search) -> dict[str, Any]:
+    """The bind parameters of `any_of_statement(target.dialect, table, ...)` for `s`."""
+    if target.dialect == "postgresql":
+        return fulltext_postgres.any_of_params(target, s)
+    columns = ENTRY_TEXT_COLUMNS if table is en else EVENT_TEXT_COLUMNS
+    return {"fts_match": fts5_match(s, columns)}
+
+
+def from_seq_condition(dialect: str) -> ColumnElement[bool] | TextClause:
+    """Only the events from `:from_seq` on, in the form the index itself skips the rest."""
+    if dialect == "postgresql":
+        at_least: ColumnElement[bool] = ev.c.seq >= bindparam("from_seq", type_=Integer)
+        return at_least
+    return text("memory_events_fts.rowid >= :from_seq").bindparams(
+        bindparam("from_seq", type_=Integer)
+    )
 
 
 def events_newest_first(target: Target) -> ColumnElement[Any]:
@@ -295,11 +323,11 @@ def _fts5_entries(s: Search, columns: Sequence[Any]) -> Select[Any]:
     )
 
 
-def _fts5_events(s: Search, columns: Sequence[Any], *, ranked: bool = True) -> Select[Any]:
+def _fts5_events(s: Search, columns: Sequence[Any]) -> Select[Any]:
     fts = text("memory_events_fts")
-    rank = [func.bm25(fts, *BM25_EVENT_WEIGHTS).label("rank")] if ranked else []
+    rank = func.bm25(fts, *BM25_EVENT_WEIGHTS).label("rank")
     return (
-        select(*columns, ev.c.seq, *rank)
+        select(*columns, ev.c.seq, rank)
         .select_from(ev.join(fts, text("memory_events_fts.rowid = memory_events.seq")))
         .where(
             text("memory_events_fts MATCH :match").bindparams(

@@ -49,11 +49,9 @@ def matching(
     weights: list[float],
     *,
     tags: bool,
-    ranked: bool = True,
 ) -> Select[Any]:
     config = cast(literal(config_name(target)), REGCONFIG)
     query = func.to_tsquery(config, tsquery_text(s.words, prefix=s.prefix))
-    rank = [rank_of(query, weights)] if ranked else []
     conds: list[Any] = [_search_vector.op("@@")(query)]
     if s.scope is not None:
         conds.append(table.c.scope == s.scope)
@@ -71,7 +69,48 @@ def matching(
                 for sc, ref in s.any_of
             ))
         )  # fmt: skip
-    return select(*columns, table.c.seq, *rank).where(*conds)
+    return select(*columns, table.c.seq, rank_of(query, weights)).where(*conds)
+
+
+def any_of_template(
+    table: Any,
+    shape: Sequence[bool],
+    columns: Sequence[Any],
+    weights: list[float],
+    *,
+    ranked: bool,
+) -> Select[Any]:
+    """`matching` for a Search with `any_of` alone, its values bind parameters
+    (`fts_config`, `fts_query`, `fts_scope_{i}` and, when `shape[i]` is False,
+    `fts_ref_{i}`): `shape[i]` says whether the i-th pair has no scopeRef."""
+    config = cast(bindparam("fts_config", type_=String), REGCONFIG)
+    query = func.to_tsquery(config, bindparam("fts_query", type_=String))
+    rank = [rank_of(query, weights)] if ranked else []
+    pairs = [
+        and_(
+            table.c.scope == bindparam(f"fts_scope_{i}", type_=String),
+            table.c.scope_ref.is_(None)
+            if ref_is_none
+            else table.c.scope_ref == bindparam(f"fts_ref_{i}", type_=String),
+        )
+        for i, ref_is_none in enumerate(shape)
+    ]
+    return select(*columns, table.c.seq, *rank).where(
+        _search_vector.op("@@")(query), or_(*pairs)
+    )  # fmt: skip
+
+
+def any_of_params(target: Target, s: Search) -> dict[str, Any]:
+    """The bind parameters of `any_of_template` for `s`."""
+    out: dict[str, Any] = {
+        "fts_config": config_name(target),
+        "fts_query": tsquery_text(s.words, prefix=s.prefix),
+    }
+    for i, (scope, ref) in enumerate(s.any_of):
+        out[f"fts_scope_{i}"] = scope
+        if ref is not None:
+            out[f"fts_ref_{i}"] = ref
+    return out
 
 
 def config_name(target: Target) -> str:

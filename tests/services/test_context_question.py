@@ -66,7 +66,17 @@ async def test_each_question_word_counts_by_its_rarity(
     assert markdown.index(both.id) < markdown.index(rare.id) < spend_only
 
 
-async def test_the_month_named_picks_that_months_event(db: TenantDb) -> None:
+# Indexed beyond COUNT_MAX counted events, the word queries have no lower seq bound.
+@pytest.mark.parametrize(
+    ("scan_max", "count_max"),
+    [(evidence.SCAN_MAX, evidence.COUNT_MAX), (10, evidence.COUNT_MAX), (10, 20)],
+    ids=["scanned", "indexed", "indexed-unbounded"],
+)
+async def test_the_month_named_picks_that_months_event(
+    db: TenantDb, scan_max: int, count_max: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(evidence, "SCAN_MAX", scan_max)
+    monkeypatch.setattr(evidence, "COUNT_MAX", count_max)
     for month, cpa in [(1, "$31.10"), (2, "$32.20"), (3, "$33.30"), (4, "$34.40")]:
         await log(
             db, f"Falcon CPA for the month came in at {cpa}.", datetime(2026, month, 9, tzinfo=UTC)

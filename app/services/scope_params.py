@@ -1,0 +1,38 @@
+"""The scopes of a statement built once (its shape) and their bind parameters: the context
+loader's reads take one to three scopes, each with or without a scopeRef, and building a
+statement and its cache key anew for each read was about a tenth of a call's time
+(docs/context.md, "Performance")."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Integer, String, bindparam
+
+from app.services.records import Scope
+
+LIMIT = bindparam("limit", type_=Integer)
+
+
+def shape_of(scopes: Sequence[tuple[Scope, str | None]]) -> tuple[bool, ...]:
+    """Whether each scope has no scopeRef: what the statement of `scopes` depends on."""
+    return tuple(ref is None for _, ref in scopes)
+
+
+def in_scope(table: Any, i: int, ref_is_none: bool) -> list[Any]:
+    """The conditions of the i-th scope of a shape: `scope_{i}`, and `ref_{i}` or IS NULL."""
+    ref = (
+        table.c.scope_ref.is_(None)
+        if ref_is_none
+        else table.c.scope_ref == bindparam(f"ref_{i}", type_=String)
+    )
+    return [table.c.scope == bindparam(f"scope_{i}", type_=String), ref]
+
+
+def values(scopes: Sequence[tuple[Scope, str | None]]) -> dict[str, Any]:
+    """The bind parameters of `in_scope` for each of `scopes`, in order."""
+    out: dict[str, Any] = {}
+    for i, (scope, ref) in enumerate(scopes):
+        out[f"scope_{i}"] = scope.value
+        if ref is not None:
+            out[f"ref_{i}"] = ref
+    return out
