@@ -152,8 +152,7 @@ async def candidates(
 @cache
 def _matching_statement(dialect: str, shape: tuple[bool, ...]) -> Select[Any]:
     """The best `:limit` entries by bm25 in the scopes of `shape`, built once."""
-    inner = fulltext.any_of_statement(dialect, en, shape, _KEY_COLUMNS, ranked=True).subquery()
-    return select(inner).order_by(inner.c.rank, inner.c.seq).limit(scope_params.LIMIT)
+    return fulltext.best_entries_any_of(dialect, shape, _KEY_COLUMNS)
 
 
 async def _kept_candidates(

@@ -161,6 +161,37 @@ def any_of_statement(
     )
 
 
+def best_entries_any_of(dialect: str, shape: Sequence[bool], columns: Sequence[Any]) -> Select[Any]:
+    """The best `:limit` entries of a Search with `any_of` (`any_of_statement` of
+    memory_entries, ranked), best first (`rank`, then `seq`): `columns`, `seq`, `rank`.
+    On SQLite the best are cut from the index alone (rowid and bm25) and only their rows
+    are read from memory_entries, as `entries_page` does: the same rows and order, without
+    reading every match's row to sort it."""
+    limit = bindparam("limit", type_=Integer)
+    if dialect == "postgresql":
+        inner = any_of_statement(dialect, en, shape, columns, ranked=True).subquery()
+        return select(inner).order_by(inner.c.rank, inner.c.seq).limit(limit)
+    fts = text("memory_entries_fts")
+    seq = literal_column("memory_entries_fts.rowid", Integer)
+    rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
+    match = text("memory_entries_fts MATCH :fts_match").bindparams(
+        bindparam("fts_match", type_=String)
+    )
+    top = (
+        select(seq.label("seq"), rank)
+        .select_from(fts)
+        .where(match)
+        .order_by(text("rank"), seq)
+        .limit(limit)
+        .subquery("best")
+    )
+    return (
+        select(*columns, en.c.seq, top.c.rank)
+        .select_from(top.join(en, en.c.seq == top.c.seq))
+        .order_by(top.c.rank, top.c.seq)
+    )
+
+
 def any_of_params(target: Target, table: Any, s: Search) -> dict[str, Any]:
     """The bind parameters of `any_of_statement(target.dialect, table, ...)` for `s`."""
     if target.dialect == "postgresql":

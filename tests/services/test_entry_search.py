@@ -336,3 +336,50 @@ def test_word_counts_expire_and_stay_bounded() -> None:
     stale = search_module.WordCounts(ttl=0)
     stale.learn({"a": 1})
     assert stale.matches(["a"]) is None and stale.unknown(["a"]) == ["a"]
+
+
+# ------------------------------------------------ the context loader's best entries
+
+
+ANY_OF: list[list[tuple[Scope, str | None]]] = [
+    [(Scope.ENTITY, "acme-outdoor"), (Scope.INSTITUTIONAL, None)],
+    [(Scope.TEAM, "paid-social")],
+    [(Scope.INSTITUTIONAL, None)],
+    [
+        (Scope.PROJECT, "wayne-launch"),
+        (Scope.ENTITY, "bluefin-coffee"),
+        (Scope.INSTITUTIONAL, None),
+    ],
+]
+
+
+@pytest.mark.parametrize("question", ["budget", "weekly report", "roas campaign launch", "okonkwo"])
+@pytest.mark.parametrize("limit", [3, 200])
+async def test_the_loaders_best_entries_are_the_joined_searchs_first(
+    db: TenantDb, question: str, limit: int
+) -> None:
+    """`best_entries_any_of` (cut from the index first on SQLite) keeps the rows, ranks and
+    order of the search joined to memory_entries, ordered and cut (ties on rank by seq)."""
+    await fill(db)
+    async with read_transaction(db.engine) as conn:
+        target = fulltext.Target.of(conn)
+        for scopes in ANY_OF:
+            query = fulltext.Search(
+                search.words(question, "query"), prefix=False,
+                any_of=[(s.value, r) for s, r in scopes],
+            )  # fmt: skip
+            columns = [en.c.importance, en.c.updated_at]
+            joined = (
+                fulltext.any_of_statement(target.dialect, en, [r is None for _, r in scopes],
+                                          columns, ranked=True)
+                .order_by(text("rank"), en.c.seq)
+                .limit(limit)
+            )  # fmt: skip
+            values = fulltext.any_of_params(target, en, query) | {"limit": limit}
+            best = fulltext.best_entries_any_of(
+                target.dialect, [r is None for _, r in scopes], columns
+            )
+            expected = [tuple(r) for r in await conn.execute(joined, values)]
+            got = [tuple(r) for r in await conn.execute(best, values)]
+            assert got == expected, (question, scopes)
+            assert expected or question == "okonkwo"
