@@ -1,6 +1,6 @@
 """The scopes of a statement built once (its shape) and their bind parameters: the context
 loader's reads take one to three scopes, each with or without a scopeRef, and building a
-statement and its cache key anew for each read was about a tenth of a call's time
+statement and its cache key anew for each read was a measurable part of a call's time
 (docs/context.md, "Performance")."""
 
 from collections.abc import Sequence
