@@ -137,7 +137,8 @@ async def candidates(
     )
     target = fulltext.Target.of(conn)
     stmt = _matching_statement(target.dialect, scope_params.shape_of(scopes))
-    values = fulltext.any_of_params(target, en, found) | {"limit": max(POOL, limit)}
+    page = {"page_offset": 0, "page_limit": max(POOL, limit)}
+    values = fulltext.any_of_params(target, en, found) | page
     rows = list(await conn.execute(stmt, values))
     # The rank is better when lower (FTS5's bm25 is negative; PostgreSQL's ts_rank is
     # negated to match); the best match of this query scores 1.
@@ -151,7 +152,7 @@ async def candidates(
 
 @cache
 def _matching_statement(dialect: str, shape: tuple[bool, ...]) -> Select[Any]:
-    """The best `:limit` entries by bm25 in the scopes of `shape`, built once."""
+    """The best `:page_limit` entries by bm25 in the scopes of `shape`, built once."""
     return fulltext.best_entries_any_of(dialect, shape, _KEY_COLUMNS)
 
 

@@ -348,7 +348,7 @@ async def _search_events(
     if hwm is None:
         hwm = (await conn.execute(select(func.coalesce(func.max(ev.c.seq), 0)))).scalar_one()
     stmt = (
-        fulltext.events(fulltext.Target.of(conn), query, COLUMNS)
+        fulltext.matching(fulltext.Target.of(conn), ev, query, COLUMNS)
         .where(ev.c.seq <= hwm, *conds)
         .order_by(text("rank"), ev.c.seq)
         .offset(offset)

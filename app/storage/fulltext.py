@@ -16,6 +16,7 @@ loader's scaling are the same code on both.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -42,13 +43,16 @@ from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
 
 
-def entries(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
-    """Entries matching `s`: `columns`, `seq` and `rank` (lower is better)."""
+def matching(target: Target, table: Any, s: Search, columns: Sequence[Any]) -> Select[Any]:
+    """Entries or events (by `table`) matching `s`: `columns`, `seq` and `rank` (lower is
+    better). Events have no tags."""
+    index = _index(table)
     if target.dialect == "postgresql":
         return fulltext_postgres.matching(
-            target, en, s, columns, fulltext_postgres.ENTRY_WEIGHTS, tags=True
+            target, table, s, columns, index.pg_weights, tags=index.tags
         )
-    return _fts5_entries(s, columns)
+    match = text(f"{index.name} MATCH :match").bindparams(match=fts5_match(s, index.text_columns))
+    return _fts5_joined(table, columns, match, ranked=True)
 
 
 def entries_page(
@@ -67,7 +71,7 @@ def entries_page(
 
     Built once per shape by the caller: the values are bind parameters, `params(...)` of
     the Search and `page_offset`, `page_limit` (and `hwm`). The same rows, ranks and order
-    as `entries` with those conditions, ordered and cut (tests/services/
+    as `matching` with those conditions, ordered and cut (tests/services/
     test_entry_search.py compares them)."""
     offset = bindparam("page_offset", type_=Integer)
     limit = bindparam("page_limit", type_=Integer)
@@ -85,9 +89,7 @@ def entries_page(
     # the same rows. Conditions on memory_entries need its rows first.
     fts = text("memory_entries_fts")
     rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
-    match = text("memory_entries_fts MATCH :fts_match").bindparams(
-        bindparam("fts_match", type_=String)
-    )
+    match = _bound_match("memory_entries_fts")
     seq: ColumnElement[Any]
     if conds:
         seq = en.c.seq
@@ -128,67 +130,34 @@ def params(target: Target, s: Search) -> dict[str, Any]:
     return {"fts_match": fts5_match(s, ENTRY_TEXT_COLUMNS)}
 
 
-def events(target: Target, s: Search, columns: Sequence[Any]) -> Select[Any]:
-    """Events matching `s` (no tags): `columns`, `seq` and `rank`, lower is better."""
-    if target.dialect == "postgresql":
-        return fulltext_postgres.matching(
-            target, ev, s, columns, fulltext_postgres.EVENT_WEIGHTS, tags=False
-        )
-    return _fts5_events(s, columns)
-
-
 def any_of_statement(
     dialect: str, table: Any, shape: Sequence[bool], columns: Sequence[Any], *, ranked: bool
 ) -> Select[Any]:
-    """`entries(...)` or `events(...)` (by `table`) of a Search with `any_of` whose pairs
-    have the `shape` (True: no scopeRef), built once by the caller: the values are bind
-    parameters, `any_of_params(...)` of the Search. `columns`, `seq` and (`ranked`) `rank`."""
-    entries_table = table is en
+    """`matching(...)` of a Search with `any_of` whose pairs have the `shape` (True: no
+    scopeRef), built once by the caller: the values are bind parameters,
+    `any_of_params(...)` of the Search. `columns`, `seq` and (`ranked`) `rank`."""
+    index = _index(table)
     if dialect == "postgresql":
-        weights = (
-            fulltext_postgres.ENTRY_WEIGHTS if entries_table else fulltext_postgres.EVENT_WEIGHTS
+        return fulltext_postgres.any_of_template(
+            table, shape, columns, index.pg_weights, ranked=ranked
         )
-        return fulltext_postgres.any_of_template(table, shape, columns, weights, ranked=ranked)
-    name = "memory_entries_fts" if entries_table else "memory_events_fts"
-    fts = text(name)
-    weights_fts = BM25_ENTRY_WEIGHTS if entries_table else BM25_EVENT_WEIGHTS
-    rank = [func.bm25(fts, *weights_fts).label("rank")] if ranked else []
-    match = text(f"{name} MATCH :fts_match").bindparams(bindparam("fts_match", type_=String))
-    return (
-        select(*columns, table.c.seq, *rank)
-        .select_from(table.join(fts, text(f"{name}.rowid = {table.name}.seq")))
-        .where(match)
-    )
+    return _fts5_joined(table, columns, _bound_match(index.name), ranked=ranked)
 
 
 def best_entries_any_of(dialect: str, shape: Sequence[bool], columns: Sequence[Any]) -> Select[Any]:
-    """The best `:limit` entries of a Search with `any_of` (`any_of_statement` of
-    memory_entries, ranked), best first (`rank`, then `seq`): `columns`, `seq`, `rank`.
-    On SQLite the best are cut from the index alone (rowid and bm25) and only their rows
-    are read from memory_entries, as `entries_page` does: the same rows and order, without
-    reading every match's row to sort it."""
-    limit = bindparam("limit", type_=Integer)
-    if dialect == "postgresql":
-        inner = any_of_statement(dialect, en, shape, columns, ranked=True).subquery()
-        return select(inner).order_by(inner.c.rank, inner.c.seq).limit(limit)
-    fts = text("memory_entries_fts")
-    seq = literal_column("memory_entries_fts.rowid", Integer)
-    rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
-    match = text("memory_entries_fts MATCH :fts_match").bindparams(
-        bindparam("fts_match", type_=String)
-    )
-    top = (
-        select(seq.label("seq"), rank)
-        .select_from(fts)
-        .where(match)
-        .order_by(text("rank"), seq)
-        .limit(limit)
-        .subquery("best")
-    )
+    """The best `:page_limit` entries (from `:page_offset`) of a Search with `any_of`
+    (`any_of_statement` of memory_entries, ranked), best first (`rank`, then `seq`):
+    `columns`, `seq`, `rank`. On SQLite that is `entries_page`, whose match (the scopes
+    included) is one bind parameter: the best are cut from the index alone and only their
+    rows are read, not every match's row to sort it."""
+    if dialect != "postgresql":
+        return entries_page(dialect, Shape(), columns)
+    inner = any_of_statement(dialect, en, shape, columns, ranked=True).subquery()
     return (
-        select(*columns, en.c.seq, top.c.rank)
-        .select_from(top.join(en, en.c.seq == top.c.seq))
-        .order_by(top.c.rank, top.c.seq)
+        select(inner)
+        .order_by(inner.c.rank, inner.c.seq)
+        .offset(bindparam("page_offset", type_=Integer))
+        .limit(bindparam("page_limit", type_=Integer))
     )
 
 
@@ -196,8 +165,7 @@ def any_of_params(target: Target, table: Any, s: Search) -> dict[str, Any]:
     """The bind parameters of `any_of_statement(target.dialect, table, ...)` for `s`."""
     if target.dialect == "postgresql":
         return fulltext_postgres.any_of_params(target, s)
-    columns = ENTRY_TEXT_COLUMNS if table is en else EVENT_TEXT_COLUMNS
-    return {"fts_match": fts5_match(s, columns)}
+    return {"fts_match": fts5_match(s, _index(table).text_columns)}
 
 
 def from_seq_condition(dialect: str) -> ColumnElement[bool] | TextClause:
@@ -211,7 +179,8 @@ def from_seq_condition(dialect: str) -> ColumnElement[bool] | TextClause:
 
 
 def events_newest_first(target: Target) -> ColumnElement[Any]:
-    """The order of `events(...)` newest first that the index serves without a sort."""
+    """The order of events matching a search, newest first, that the index serves
+    without a sort."""
     seq: ColumnElement[Any] = (
         ev.c.seq
         if target.dialect == "postgresql"
@@ -340,29 +309,47 @@ def fts5_match(s: Search, columns: str) -> str:
     return match_expression(text_query(s.words, columns, prefix=s.prefix), tokens, any_of=any_of)
 
 
-def _fts5_entries(s: Search, columns: Sequence[Any]) -> Select[Any]:
-    fts = text("memory_entries_fts")
-    rank = func.bm25(fts, *BM25_ENTRY_WEIGHTS).label("rank")
-    return (
-        select(*columns, en.c.seq, rank)
-        .select_from(en.join(fts, text("memory_entries_fts.rowid = memory_entries.seq")))
-        .where(
-            text("memory_entries_fts MATCH :match").bindparams(
-                match=fts5_match(s, ENTRY_TEXT_COLUMNS)
-            )
-        )
-    )
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """What the statements of one table's full-text index differ by."""
+
+    name: str  # the FTS5 table
+    text_columns: str  # the FTS5 columns a search's words are looked for in
+    bm25: tuple[float, ...]
+    pg_weights: list[float]  # PostgreSQL's ts_rank weights
+    tags: bool  # whether a Search's tags apply
 
 
-def _fts5_events(s: Search, columns: Sequence[Any]) -> Select[Any]:
-    fts = text("memory_events_fts")
-    rank = func.bm25(fts, *BM25_EVENT_WEIGHTS).label("rank")
+_INDEXES = {
+    "memory_entries": _Index(
+        "memory_entries_fts", ENTRY_TEXT_COLUMNS, BM25_ENTRY_WEIGHTS,
+        fulltext_postgres.ENTRY_WEIGHTS, tags=True,
+    ),
+    "memory_events": _Index(
+        "memory_events_fts", EVENT_TEXT_COLUMNS, BM25_EVENT_WEIGHTS,
+        fulltext_postgres.EVENT_WEIGHTS, tags=False,
+    ),
+}  # fmt: skip
+
+
+def _index(table: Any) -> _Index:
+    return _INDEXES[table.name]
+
+
+def _bound_match(name: str) -> TextClause:
+    """`<name> MATCH :fts_match`, the expression a bind parameter."""
+    return text(f"{name} MATCH :fts_match").bindparams(bindparam("fts_match", type_=String))
+
+
+def _fts5_joined(
+    table: Any, columns: Sequence[Any], match: TextClause, *, ranked: bool
+) -> Select[Any]:
+    """`columns`, `seq` and (`ranked`) bm25 as `rank` of `table`'s rows that `match`."""
+    index = _index(table)
+    fts = text(index.name)
+    rank = [func.bm25(fts, *index.bm25).label("rank")] if ranked else []
     return (
-        select(*columns, ev.c.seq, rank)
-        .select_from(ev.join(fts, text("memory_events_fts.rowid = memory_events.seq")))
-        .where(
-            text("memory_events_fts MATCH :match").bindparams(
-                match=fts5_match(s, EVENT_TEXT_COLUMNS)
-            )
-        )
+        select(*columns, table.c.seq, *rank)
+        .select_from(table.join(fts, text(f"{index.name}.rowid = {table.name}.seq")))
+        .where(match)
     )

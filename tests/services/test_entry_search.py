@@ -4,8 +4,8 @@ the same pages, byte for byte, as the two-statement search it replaced, on both 
 and one statement a page.
 
 `reference_search` is entries._search as it was before (commit 85695eb): a read transaction,
-the high-water mark read first, then the page built from `fulltext.entries` (which the
-context loader still uses) with `seq <= hwm`, ordered and cut in the same SELECT."""
+the high-water mark read first, then the page built from `fulltext.matching` with
+`seq <= hwm`, ordered and cut in the same SELECT."""
 
 import random
 import sqlite3
@@ -102,7 +102,7 @@ async def reference_search(
         if hwm is None:
             hwm = (await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar_one()
         stmt = (
-            fulltext.entries(fulltext.Target.of(conn), query, entry_rows.COLUMNS)
+            fulltext.matching(fulltext.Target.of(conn), en, query, entry_rows.COLUMNS)
             .where(en.c.seq <= hwm, *conds)
             .order_by(text("rank"), en.c.seq)
             .offset(offset)
@@ -376,10 +376,11 @@ async def test_the_loaders_best_entries_are_the_joined_searchs_first(
                 .limit(limit)
             )  # fmt: skip
             values = fulltext.any_of_params(target, en, query) | {"limit": limit}
+            page = {"page_offset": 0, "page_limit": limit}
             best = fulltext.best_entries_any_of(
                 target.dialect, [r is None for _, r in scopes], columns
             )
             expected = [tuple(r) for r in await conn.execute(joined, values)]
-            got = [tuple(r) for r in await conn.execute(best, values)]
+            got = [tuple(r) for r in await conn.execute(best, values | page)]
             assert got == expected, (question, scopes)
             assert expected or question == "okonkwo"
