@@ -18,7 +18,7 @@ def _data_rights_paths(entry_id: dict[str, Any], page: dict[str, Any]) -> dict[s
                 "summary": "Earlier versions of an entry (also a deleted one), newest first",
                 "parameters": _query_parameters(page),
                 "responses": _responses(
-                    {"200": _ok("a page of versions", _ref("MemoryEntryVersionList"))}, 400
+                    {"200": _ok("a page of versions", _ref("MemoryEntryVersionList"))}, 400, 404
                 ),
             },
         },

@@ -55,6 +55,12 @@ async def test_history_and_restore_over_graphql_and_rest(
     client: httpx.AsyncClient, container: Container, tenant: TenantFixture
 ) -> None:
     _, entry = await seed(client, tenant, "ent_a")
+    # An entry never changed has no earlier version; an entry that never was is not found.
+    never = await client.get(f"/memory/{entry}/versions", headers=tenant.headers)
+    assert never.status_code == 200 and never.json()["items"] == []
+    for missing in ("mem_" + "0" * 26, "not an id"):
+        r = await client.get(f"/memory/{missing}/versions", headers=tenant.headers)
+        assert r.status_code == 404 and r.json()["errors"][0]["field"] == "id"
     r = await client.put(f"/memory/{entry}", headers=tenant.headers, json={"summary": "v2"})
     assert r.status_code == 200
     data = await gql(client, tenant, HISTORY, id=entry)
@@ -128,7 +134,7 @@ async def test_a_tenant_erases_and_reads_nothing_of_another(
     v = await gql(client, tenant, VERSIONS, id=b_entry)
     assert v["memoryEntryVersions"]["edges"] == []
     r = await client.get(f"/memory/{b_entry}/versions", headers=tenant.headers)
-    assert r.status_code == 200 and r.json()["items"] == []
+    assert r.status_code == 404 and r.json()["errors"][0]["field"] == "id"
     res = await gql(client, tenant, RESTORE, id=b_entry, input={"version": 1})
     assert res["restoreMemoryEntry"]["errors"][0]["code"] == "NOT_FOUND"
     # B's receipts list is its own (empty); A sees its one receipt.

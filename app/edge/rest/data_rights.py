@@ -11,6 +11,7 @@ from starlette.responses import Response
 from app.deps import Container
 from app.edge.auth import requester
 from app.edge.rest.encoding import json_response
+from app.edge.rest.handlers import not_found
 from app.edge.rest.models import (
     ONE_LINE_PATTERN,
     SCOPE_RULE,
@@ -27,7 +28,7 @@ from app.edge.rest.problems import LIST_NAMES, service_errors
 from app.edge.rest.response_models import (
     MemoryEntry,
 )
-from app.services import erasure, history, limits, restore
+from app.services import entries, erasure, history, limits, restore
 from app.services.records import EntrySource, EntryVersion, ErasureReceipt, Scope
 from app.storage.tenants import TenantDb
 
@@ -131,6 +132,11 @@ async def list_versions(request: Request, db: TenantDb, _: Container) -> Respons
     q = parse_query(request, PageQuery)
     with service_errors("query", LIST_NAMES):
         page = await history.versions(db, request.path_params["id"], first=q.limit, after=q.cursor)
+    # The versions of an entry that never was (or is erased) are a missing resource, as
+    # REST reads a sub-resource; an entry never changed has an empty first page.
+    entry_id = request.path_params["id"]
+    if not page.edges and q.cursor is None and await entries.get_entry(db, entry_id) is None:
+        raise not_found(entry_id)
     return json_response(
         MemoryEntryVersionList(
             items=[MemoryEntryVersion.of(e.node) for e in page.edges],

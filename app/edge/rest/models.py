@@ -103,10 +103,14 @@ Timestamp = Annotated[
 # only: app/services/validation.py enforces them). No control character, DEL, C1 or
 # line/paragraph separator in a one-line value, which is not blank either.
 _CONTROL = r"\u0000-\u001f\u007f-\u009f\u2028\u2029"
-ONE_LINE_PATTERN = rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$"
-TAG_PATTERN = rf"^[^\s{_CONTROL}]([^{_CONTROL}]*[^\s{_CONTROL}])?$"  # no surrounding space
+# What str.strip() removes, spelled out: engines differ on what `\s` holds (U+001C-U+001F,
+# U+0085, U+FEFF), and a value the services call blank must fail the pattern in every one.
+_SPACE = r"\t-\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+ONE_LINE_PATTERN = rf"^[^{_CONTROL}]*[^{_SPACE}{_CONTROL}][^{_CONTROL}]*$"
+# A tag has no surrounding space.
+TAG_PATTERN = rf"^[^{_SPACE}{_CONTROL}]([^{_CONTROL}]*[^{_SPACE}{_CONTROL}])?$"
 KIND_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
-TEXT_PATTERN = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"  # Markdown: not blank, no NUL
+TEXT_PATTERN = rf"^[^\u0000]*[^{_SPACE}\u0000][^\u0000]*$"  # Markdown: not blank, no NUL
 TAGS = {
     "maxItems": limits.TAGS_MAX,
     "items": {
