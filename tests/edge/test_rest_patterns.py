@@ -1,7 +1,7 @@
-"""The OpenAPI document's text patterns say what the services accept. JSON Schema reads a
+r"""The OpenAPI document's text patterns say what the services accept. JSON Schema reads a
 pattern as ECMA-262, so Node.js evaluates them here: a client validating with the document
-must accept exactly the titles, summaries and tags the services accept (a blank summary
-refused by the API but valid by the document failed the schemathesis conformance run)."""
+must accept exactly the titles, summaries and tags the services accept. Python's `re`
+would not do: its `\s` is what `str.strip()` removes, ECMA-262's is not."""
 
 import json
 import shutil

@@ -130,11 +130,11 @@ class ErasureList(ResponseModel):
 
 async def list_versions(request: Request, db: TenantDb, _: Container) -> Response:
     q = parse_query(request, PageQuery)
+    entry_id = request.path_params["id"]
     with service_errors("query", LIST_NAMES):
-        page = await history.versions(db, request.path_params["id"], first=q.limit, after=q.cursor)
+        page = await history.versions(db, entry_id, first=q.limit, after=q.cursor)
     # The versions of an entry that never was (or is erased) are a missing resource, as
     # REST reads a sub-resource; an entry never changed has an empty first page.
-    entry_id = request.path_params["id"]
     if not page.edges and q.cursor is None and await entries.get_entry(db, entry_id) is None:
         raise not_found(entry_id)
     return json_response(
