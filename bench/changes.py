@@ -1,8 +1,9 @@
 """Change events' cost and lag: `python -m bench.changes [--seconds S] [--rounds N]`.
 
 1. The outbox on the append path, raw: one SQLite transaction per group (1 or 50 events),
-   the event writer's statements with and without the outbox's INSERT ... SELECT, A/B
-   alternating in the same run.
+   the event writer's statements with and without the outbox's INSERT ... SELECT, A and B
+   alternating transaction by transaction (the first of each pair alternating too); the
+   cost is the median of the pairs' time ratios.
 2. End to end, real processes: two identical stacks (each its own Redis, API server and
    arq worker) loaded at the same time over HTTP (--clients each), one with nothing
    listening (A) and the other with one webhook endpoint (a receiver on 127.0.0.1) and one
@@ -47,28 +48,62 @@ INSERT = (
 SUBSCRIBE = "subscription { memoryChanged { id type time } }"
 
 
-async def raw_rate(path: Path, seconds: float, batch: int, then: Sequence[str]) -> float:
-    """Appends a second in plain SQLite: the insert and its search index, then each of
+async def _append_group(db: aiosqlite.Connection, batch: int, then: Sequence[str]) -> None:
+    """One writer's transaction: `batch` events and their search index, then each of
     `then` (a writer's statement over the new rows, `:after` the last seq before them)."""
-    async with aiosqlite.connect(path, isolation_level=None) as db:
-        await db.execute("PRAGMA journal_mode = WAL")
-        await db.execute("PRAGMA synchronous = NORMAL")
+    now = cb.ts(cb.NOW)
+    rows = [(ids.new_id(ids.EVENT), "entity", f"ent_{i % 7}", "note",
+             "Decision: move 20% of the display budget to search.", "raw", None, now, now)
+            for i in range(batch)]  # fmt: skip
+    await db.execute("BEGIN IMMEDIATE")
+    async with db.execute(fulltext.LAST_EVENT_SEQ_SQL) as cur:
+        (after,) = await cur.fetchone()  # type: ignore[misc]
+    await db.executemany(INSERT, rows)
+    await db.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
+    for sql in then:
+        await db.execute(sql, {"after": after})
+    await db.execute("COMMIT")
+
+
+async def _connect(path: Path) -> aiosqlite.Connection:
+    db = await aiosqlite.connect(path, isolation_level=None)
+    await db.execute("PRAGMA journal_mode = WAL")
+    await db.execute("PRAGMA synchronous = NORMAL")
+    return db
+
+
+async def raw_rate(path: Path, seconds: float, batch: int, then: Sequence[str]) -> float:
+    """Appends a second in plain SQLite, each transaction `_append_group(...)`."""
+    db = await _connect(path)
+    try:
         n, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds:
-            now = cb.ts(cb.NOW)
-            rows = [(ids.new_id(ids.EVENT), "entity", f"ent_{i % 7}", "note",
-                     "Decision: move 20% of the display budget to search.", "raw", None, now, now)
-                    for i in range(batch)]  # fmt: skip
-            await db.execute("BEGIN IMMEDIATE")
-            async with db.execute(fulltext.LAST_EVENT_SEQ_SQL) as cur:
-                (after,) = await cur.fetchone()  # type: ignore[misc]
-            await db.executemany(INSERT, rows)
-            await db.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
-            for sql in then:
-                await db.execute(sql, {"after": after})
-            await db.execute("COMMIT")
+            await _append_group(db, batch, then)
             n += batch
         return n / (time.perf_counter() - t0)
+    finally:
+        await db.close()
+
+
+async def raw_pairs(
+    path: Path, seconds: float, batch: int, a: Sequence[str], b: Sequence[str]
+) -> tuple[list[float], list[float]]:
+    """Transactions without (`a`) and with (`b`) the extra statements, alternating one by
+    one for `seconds`, the first of each pair alternating too, so both sides see the same
+    machine speed and their share of WAL checkpoints: each side's seconds per transaction."""
+    db = await _connect(path)
+    try:
+        times: tuple[list[float], list[float]] = ([], [])
+        t0, b_first = time.perf_counter(), False
+        while time.perf_counter() - t0 < seconds:
+            for side in (1, 0) if b_first else (0, 1):
+                started = time.perf_counter()
+                await _append_group(db, batch, (a, b)[side])
+                times[side].append(time.perf_counter() - started)
+            b_first = not b_first
+        return times
+    finally:
+        await db.close()
 
 
 async def part_raw(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
@@ -76,12 +111,19 @@ async def part_raw(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
     path = work / "raw" / "tenants" / f"{tenant_id}.db"
     out: dict[str, Any] = {}
     for batch in (1, 50):
-        a, b = [], []
+        a: list[float] = []
+        b: list[float] = []
         for _ in range(rounds):
-            a.append(await raw_rate(path, seconds, batch, then=[]))
-            b.append(await raw_rate(path, seconds, batch, then=[changes.ANNOUNCE_EVENTS_SQL]))
-        out[f"batch {batch}"] = {"without": median(a), "with outbox": median(b),
-                                 "cost": 1 - median(b) / median(a)}  # fmt: skip
+            ta, tb = await raw_pairs(path, seconds, batch, [], [changes.ANNOUNCE_EVENTS_SQL])
+            a += ta
+            b += tb
+        ratios = [y / x for x, y in zip(a, b, strict=True)]
+        out[f"batch {batch}"] = {
+            "pairs": len(ratios),
+            "without, ms a transaction": 1000 * median(a),
+            "with outbox, ms a transaction": 1000 * median(b),
+            "cost (median of the pairs' ratios)": median(ratios) - 1,
+        }
     return out
 
 
