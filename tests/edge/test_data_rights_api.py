@@ -84,6 +84,10 @@ async def test_history_and_restore_over_graphql_and_rest(
     assert [n["node"]["change"] for n in deleted["memoryEntryVersions"]["edges"]] == [
         "delete", "restore", "update",
     ]  # fmt: skip
+    # A deleted entry's versions stay readable over REST too (not a 404: it has versions).
+    rest = await client.get(f"/memory/{entry}/versions", headers=tenant.headers)
+    assert rest.status_code == 200
+    assert [v["change"] for v in rest.json()["items"]] == ["delete", "restore", "update"]
     back = await gql(client, tenant, RESTORE, id=entry, input={"version": 2})
     assert back["restoreMemoryEntry"]["entry"]["version"] == 4
 
