@@ -15,8 +15,9 @@ from app.errors import ExpectedError
 from app.services import validation
 from app.services.records import EntryPatch
 
-# Every space and control character lies below U+3001, but U+FEFF (a space to ECMAScript's
-# `\s`, not to Python's) and the last two non-characters.
+# Every character either language counts as a space or a control lies below U+3001, except
+# U+FEFF (a space to ECMAScript's `\s`, not to Python's); U+FFFE and U+FFFF, the last two
+# non-characters of the plane, are text like any other to both.
 CHARS = [chr(c) for c in [*range(0x3001), 0xFEFF, 0xFFFE, 0xFFFF]]
 SAMPLES = [s for c in CHARS for s in (c, "a" + c, c + "a", c + "a" + c)]
 
