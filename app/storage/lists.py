@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import BindParameter, Boolean, ColumnElement, String, bindparam
+from sqlalchemy import BindParameter, ColumnElement, String, bindparam
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
-from sqlalchemy.types import TypeDecorator, TypeEngine
+from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
 
 class ValueList(TypeDecorator[Sequence[str]]):
@@ -41,11 +41,14 @@ class ValueList(TypeDecorator[Sequence[str]]):
         return orjson.dumps(values).decode()
 
 
-class _InList(FunctionElement[bool]):
+class _InList(FunctionElement[Any]):
     """`column IN list` with the list one bound parameter (see `in_list`)."""
 
     name = "in_list"
-    type = Boolean()
+    # Not Boolean: SQLAlchemy writes a Boolean expression of a backend without a boolean
+    # type (SQLite) as `(...) = 1` in a WHERE clause, which no index can answer, so every
+    # `in_list` scanned its whole table.
+    type = NullType()
     inherit_cache = True
 
 
@@ -53,15 +56,15 @@ class _InList(FunctionElement[bool]):
 def _sqlite_in_list(element: _InList, compiler: SQLCompiler, **kw: Any) -> str:
     column, values = list(element.clauses)
     return (
-        f"{compiler.process(column, **kw)} IN "
-        f"(SELECT value FROM json_each({compiler.process(values, **kw)}))"
+        f"({compiler.process(column, **kw)} IN "
+        f"(SELECT value FROM json_each({compiler.process(values, **kw)})))"
     )
 
 
 @compiles(_InList, "postgresql")
 def _postgres_in_list(element: _InList, compiler: SQLCompiler, **kw: Any) -> str:
     column, values = list(element.clauses)
-    return f"{compiler.process(column, **kw)} = ANY({compiler.process(values, **kw)})"
+    return f"({compiler.process(column, **kw)} = ANY({compiler.process(values, **kw)}))"
 
 
 def in_list(column: ColumnElement[Any], values: str | Sequence[str]) -> ColumnElement[bool]:
