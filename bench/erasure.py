@@ -10,6 +10,7 @@ Usage: .venv/bin/python -m bench.erasure [--events 1000000] [--subject-events 10
 
 import argparse
 import asyncio
+import os
 import random
 import sqlite3
 import statistics
@@ -69,6 +70,13 @@ def _fill(path: Path, rows: Iterator[tuple[Any, ...]], total: int, shown: bool) 
     conn.execute("INSERT INTO memory_events_fts (memory_events_fts) VALUES ('optimize')")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
+    # The load wrote without syncing; a tenant's memory is at rest on disk, and otherwise
+    # the first erasure's checkpoint would wait for the whole load to reach the disk.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     if shown:
         print(flush=True)
 

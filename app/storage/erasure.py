@@ -12,6 +12,7 @@ recycled (docs/erasure.md).
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from sqlalchemy import delete, insert, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -24,6 +25,10 @@ from app.storage.transactions import write_transaction
 log = logging.getLogger(__name__)
 
 _FTS_TABLES = ("memory_events_fts", "memory_entries_fts")
+# The erasing connection's page cache, in KiB, while it erases: the full-text merge reads
+# and rewrites a whole index, and with the default 2 MiB it spills pages mid-merge. Pages
+# are taken only as the merge touches them and freed when the cache is set back.
+_ERASURE_CACHE_KIB = 256 * 1024
 
 
 @asynccontextmanager
@@ -37,7 +42,13 @@ async def erasing_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnect
             await conn.execute(delete(erasure_pass_table))
         return
     async with engine.connect() as conn:
+        # Set back after, as found: some builds of SQLite have secure_delete on by default.
+        cache, secure = (
+            await _pragma(conn, "PRAGMA cache_size"),
+            await _pragma(conn, "PRAGMA secure_delete"),
+        )
         await _pragma(conn, "PRAGMA secure_delete = ON")
+        await _pragma(conn, f"PRAGMA cache_size = -{_ERASURE_CACHE_KIB}")
         try:
             await conn.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
             async with conn.begin():
@@ -52,13 +63,15 @@ async def erasing_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnect
                 # and truncated by the next checkpoint (SQLite's own, or the next erasure's).
                 log.warning("erasure checkpoint incomplete: a reader held the WAL")
         finally:
-            await _pragma(conn, "PRAGMA secure_delete = OFF")
+            await _pragma(conn, f"PRAGMA secure_delete = {int(secure)}")
+            await _pragma(conn, f"PRAGMA cache_size = {int(cache)}")
 
 
-async def _pragma(conn: AsyncConnection, sql: str) -> object:
+async def _pragma(conn: AsyncConnection, sql: str) -> Any:
     """Run a PRAGMA outside any transaction; its first value."""
     await conn.execution_options(**{BEGIN_OPTION: NO_BEGIN})
-    value = (await conn.exec_driver_sql(sql)).first()
+    result = await conn.exec_driver_sql(sql)
+    value = result.first() if result.returns_rows else None  # a PRAGMA that sets answers none
     await conn.commit()
     return None if value is None else value[0]
 

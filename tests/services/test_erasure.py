@@ -1,6 +1,7 @@
 """Erasure through its service: a subject's or one event's data gone in one transaction,
 summaries erased and their other events released, receipts, and no trace in the files."""
 
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,29 @@ async def test_erasure_takes_the_change_feed_rows_naming_what_it_erased(
     assert await count(db, ch, ch.c.object_id == summary_b, ch.c.type != "entry.deleted") == 0
     assert await count(db, ch, ch.c.object_id.in_([b[0], b[2]])) == 2
     assert await count(db, wd, wd.c.change_id.notin_(select(ch.c.id))) == 0
+
+
+async def test_the_erasing_connection_goes_back_to_the_pool_as_it_came(db: TenantDb) -> None:
+    """The erasure raises its connection's page cache and turns secure_delete on; both are
+    set back, so no pooled connection keeps a large cache or pays secure_delete afterwards."""
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("PRAGMAs of SQLite connections")
+
+    async def settings_of_every_pooled_connection() -> set[tuple[int, int]]:
+        async with AsyncExitStack() as stack:
+            conns = [
+                await stack.enter_async_context(db.engine.connect())
+                for _ in range(db.engine.pool.size())  # type: ignore[attr-defined]
+            ]
+            found = set()
+            for conn in conns:
+                cache = (await conn.exec_driver_sql("PRAGMA cache_size")).scalar_one()
+                secure = (await conn.exec_driver_sql("PRAGMA secure_delete")).scalar_one()
+                await conn.rollback()
+                found.add((cache, secure))
+            return found
+
+    before = await settings_of_every_pooled_connection()
+    await seed(db, "ent_a", ["Acme call: budget"])
+    await erasure.erase_subject(db, Scope.ENTITY, "ent_a", by="key_1")
+    assert await settings_of_every_pooled_connection() == before
