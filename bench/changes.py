@@ -72,19 +72,6 @@ async def _connect(path: Path) -> aiosqlite.Connection:
     return db
 
 
-async def raw_rate(path: Path, seconds: float, batch: int, then: Sequence[str]) -> float:
-    """Appends a second in plain SQLite, each transaction `_append_group(...)`."""
-    db = await _connect(path)
-    try:
-        n, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            await _append_group(db, batch, then)
-            n += batch
-        return n / (time.perf_counter() - t0)
-    finally:
-        await db.close()
-
-
 async def raw_pairs(
     path: Path, seconds: float, batch: int, a: Sequence[str], b: Sequence[str]
 ) -> tuple[list[float], list[float]]:
