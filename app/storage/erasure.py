@@ -47,9 +47,9 @@ async def erasing_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnect
             await _pragma(conn, "PRAGMA cache_size"),
             await _pragma(conn, "PRAGMA secure_delete"),
         )
-        await _pragma(conn, "PRAGMA secure_delete = ON")
-        await _pragma(conn, f"PRAGMA cache_size = -{_ERASURE_CACHE_KIB}")
         try:
+            await _pragma(conn, "PRAGMA secure_delete = ON")
+            await _pragma(conn, f"PRAGMA cache_size = -{_ERASURE_CACHE_KIB}")
             await conn.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
             async with conn.begin():
                 await conn.execute(insert(erasure_pass_table).values(id=1))
