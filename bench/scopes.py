@@ -26,33 +26,16 @@ from app.storage import changes, fulltext, scopes
 from app.storage.models import events_table as ev
 from app.storage.transactions import read_rows
 from bench import context as cb
-from bench.changes import INSERT, raw_pairs
+from bench.changes import INSERT, raw_cost
 from bench.harness import load_note, median, new_tenant, open_container
 
 
 async def part_append(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
-    tenant_id, _ = await new_tenant(work / "raw", "raw")
-    path = work / "raw" / "tenants" / f"{tenant_id}.db"
-    out: dict[str, Any] = {}
     # Both sides announce the change (the outbox), as every append does.
     outbox = [changes.ANNOUNCE_EVENTS_SQL]
-    for batch in (1, 50):
-        a: list[float] = []
-        b: list[float] = []
-        for _ in range(rounds):
-            ta, tb = await raw_pairs(
-                path, seconds, batch, outbox, [*outbox, scopes.COUNT_EVENTS_SQL]
-            )
-            a += ta
-            b += tb
-        ratios = [y / x for x, y in zip(a, b, strict=True)]
-        out[f"batch {batch}"] = {
-            "pairs": len(ratios),
-            "without, ms a transaction": round(1000 * median(a), 3),
-            "with summary, ms a transaction": round(1000 * median(b), 3),
-            "cost (median of the pairs' ratios)": round(median(ratios) - 1, 3),
-        }
-    return out
+    return await raw_cost(
+        work, seconds, rounds, outbox, [*outbox, scopes.COUNT_EVENTS_SQL], "summary"
+    )
 
 
 def seed(path: Path, events: int, scopes_n: int) -> None:
