@@ -3,8 +3,12 @@ the import, each against raw sqlite3 doing the same reads (keyset pages) or inse
 (batched, indexed for search) in the same run; and the export's peak RSS as the tenant
 grows (each size exported by a child process that reports its own maximum RSS).
 
+--insert-table instead prints what the event table itself takes: raw sqlite3 inserts by
+batch size, with and without the search index and the table's secondary indexes.
+
 Usage: .venv/bin/python -m bench.export [--events 100000] [--rounds 3]
        [--rss-sizes 100000,1000000] (--rss-sizes "" skips the memory part)
+       .venv/bin/python -m bench.export --insert-table [--events 100000]
 """
 
 import argparse
@@ -24,6 +28,7 @@ from app.config import Settings
 from app.deps import Container, build
 from app.services import portability, portability_import, tenants
 from app.storage import fulltext
+from app.storage.transactions import BULK_CACHE_KIB
 from app.storage.types import sqlite_text
 
 COLUMNS = (
@@ -54,14 +59,25 @@ def rows(n: int, first: int = 0) -> list[tuple[object, ...]]:
 
 
 def raw_insert(
-    path: Path, data: list[tuple[object, ...]], batch: int = 2000, *, index: bool = True
+    path: Path,
+    data: list[tuple[object, ...]],
+    batch: int = portability_import.BATCH_RECORDS,
+    *,
+    index: bool = True,
+    secondary: bool = True,
 ) -> float:
-    """Seconds to insert `data` with sqlite3 as the import does: batches, one transaction
-    each, indexed for search (fulltext.INDEX_EVENTS_SQL) unless `index` is False (seeding
-    a tenant only to export it: the export does not read the index)."""
+    """Seconds to insert `data` with sqlite3 as the import does: batches of the import's
+    size, one transaction each, with the import's page cache, indexed for search
+    (fulltext.INDEX_EVENTS_SQL) unless `index` is False (seeding a tenant only to export
+    it: the export does not read the index). `secondary=False` drops the event table's
+    secondary indexes first and builds them again after the inserts, in the time."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+    dropped = [] if secondary else conn.execute(_SECONDARY_SQL).fetchall()
+    for name, _ in dropped:
+        conn.execute(f'DROP INDEX "{name}"')
     marks = ",".join("?" * 12)
     started = time.perf_counter()
     for i in range(0, len(data), batch):
@@ -73,9 +89,37 @@ def raw_insert(
         if index:
             conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
         conn.execute("COMMIT")
+    for _, sql in dropped:
+        conn.execute(sql)
     took = time.perf_counter() - started
     conn.close()
     return took
+
+
+# The event table's own indexes (not those behind its primary key and unique constraints).
+_SECONDARY_SQL = (
+    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memory_events'"
+    " AND sql IS NOT NULL"
+)
+
+
+async def insert_table(n: int, work: Path) -> None:
+    """Raw inserts of `n` events into fresh tenants: what the table itself takes, by batch
+    size, with and without the search index and the secondary indexes."""
+    data = rows(n)
+    c = await build(settings(work / "data"))
+    try:
+        print(f"{n:,} events, raw sqlite3 inserts (events/s), a fresh tenant each:")
+        print(f"  {'batch':>7} {'indexed for search':>20} {'no search index':>17}"
+              f" {'neither, nor the secondary indexes':>36}")  # fmt: skip
+        for batch in (2000, 10_000, 50_000):
+            rates = []
+            for index, secondary in ((True, True), (False, True), (False, False)):
+                _, path = await new_tenant(c, f"raw-{batch}-{index}-{secondary}")
+                rates.append(n / raw_insert(path, data, batch, index=index, secondary=secondary))
+            print(f"  {batch:>7,} {rates[0]:>20,.0f} {rates[1]:>17,.0f} {rates[2]:>36,.0f}")
+    finally:
+        await c.aclose()
 
 
 def raw_read(path: Path, page: int = portability.PAGE_SIZE) -> tuple[float, int]:
@@ -199,6 +243,7 @@ def main() -> None:
     p.add_argument("--events", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--rss-sizes", default="100000,1000000")
+    p.add_argument("--insert-table", action="store_true")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -206,6 +251,9 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="bench-export-") as tmp:
         work = Path(tmp)
+        if args.insert_table:
+            asyncio.run(insert_table(args.events, work))
+            return
         asyncio.run(throughput(args.events, args.rounds, work))
         sizes = [int(s) for s in args.rss_sizes.split(",") if s]
         if sizes:

@@ -1,7 +1,9 @@
 """Import of an export file (app/services/portability.py's format) into a tenant. A first
 pass reads every line, its kind and fields, the counts and the checksum before anything is
-written; a second stores the records in batches of one transaction each, idempotently."""
+written; a second stores the records in batches of one transaction each, idempotently,
+reading the next batch while the one before is written."""
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +26,12 @@ from app.storage import portability as tables
 from app.storage.tenants import TenantDb
 from app.storage.transactions import write_transaction
 
-BATCH_SIZE = 2000  # records per write transaction
+# A write transaction's batch: at most this many records, and closed once its lines reach
+# BATCH_BYTES (a line is at most MAX_LINE_BYTES), so two batches (one written, the next
+# read) bound the import's memory. Larger transactions write each index page touched by
+# many of their rows once; the lock they hold is the cost (docs/export.md).
+BATCH_RECORDS = 10_000
+BATCH_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -140,29 +147,54 @@ async def import_file(
     total = verify(f)
     f.seek(0)
     result = ImportResult()
+    done = 0
+    writing: asyncio.Task[int] | None = None
+    batches = _batches(f)
+    try:
+        # Each batch is read on a worker thread, so the event loop drives the writing of
+        # the batch before meanwhile; SQLite releases the GIL while it writes.
+        while (item := await asyncio.to_thread(next, batches, None)) is not None:
+            if writing is not None:
+                done += await writing
+                if progress is not None:
+                    progress(done, total)
+            # Batches are stored in file order (a record may name one of the batch before).
+            writing = asyncio.create_task(_store(db, *item, result))
+        if writing is not None:
+            done += await writing
+            if progress is not None:
+                progress(done, total)
+    finally:
+        if writing is not None and not writing.done():
+            # The reading failed while a batch was written: that batch's transaction
+            # commits or rolls back whole before the reading's error goes on.
+            await asyncio.wait([writing])
+            if not writing.cancelled():
+                writing.exception()  # retrieved, so asyncio does not log it as lost
+    return result
+
+
+def _batches(f: BinaryIO) -> Iterator[tuple[RecordKind, list[tuple[int, dict[str, Any]]]]]:
+    """The file's records as (kind, [(line number, record)]): one kind per batch, at most
+    BATCH_RECORDS records, closed once its lines reach BATCH_BYTES."""
     batch: list[tuple[int, dict[str, Any]]] = []
     batch_kind: RecordKind | None = None
-    done = 0
+    size = 0
     for n, line in _lines(f):
         value = _json(n, line) if n > 1 else {}
         if "record" not in value:
             continue  # the header, the trailer
         kind, record = _record(n, value, check=False)
-        if batch and (kind is not batch_kind or len(batch) >= BATCH_SIZE):
-            assert batch_kind is not None
-            await _store(db, batch_kind, batch, result)
-            done += len(batch)
-            batch = []
-            if progress is not None:
-                progress(done, total)
+        if batch_kind is not None and (
+            kind is not batch_kind or len(batch) >= BATCH_RECORDS or size >= BATCH_BYTES
+        ):
+            yield batch_kind, batch
+            batch, size = [], 0
         batch_kind = kind
         batch.append((n, record))
-    if batch:
-        assert batch_kind is not None
-        await _store(db, batch_kind, batch, result)
-        if progress is not None:
-            progress(done + len(batch), total)
-    return result
+        size += len(line)
+    if batch_kind is not None:
+        yield batch_kind, batch
 
 
 async def _store(
@@ -170,8 +202,9 @@ async def _store(
     kind: RecordKind,
     batch: list[tuple[int, dict[str, Any]]],
     result: ImportResult,
-) -> None:
-    async with write_transaction(db.engine) as conn:
+) -> int:
+    """Store one batch in one transaction; the number of its records."""
+    async with write_transaction(db.engine, bulk=True) as conn:
         held = await tables.stored(conn, kind.table, [identity(kind, r) for _, r in batch])
         new: list[tuple[int, dict[str, Any]]] = []
         for n, record in batch:
@@ -194,6 +227,7 @@ async def _store(
             await _check_references(conn, kind, name, table, new)
         await tables.insert_rows(conn, kind.table, [r for _, r in new])
     result.stored[kind.name] = result.stored.get(kind.name, 0) + len(new)
+    return len(batch)
 
 
 async def _check_idempotency_keys(conn: Any, new: list[tuple[int, dict[str, Any]]]) -> None:

@@ -12,7 +12,6 @@ recycled (docs/erasure.md).
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from sqlalchemy import delete, insert, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -20,15 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.storage import postgres
 from app.storage.engines import BEGIN_OPTION, NO_BEGIN
 from app.storage.models import erasure_pass_table
-from app.storage.transactions import write_transaction
+from app.storage.transactions import BULK_CACHE_KIB, page_cache, pragma, write_transaction
 
 log = logging.getLogger(__name__)
 
 _FTS_TABLES = ("memory_events_fts", "memory_entries_fts")
-# The erasing connection's page cache, in KiB, while it erases: the full-text merge reads
-# and rewrites a whole index, and with the default 2 MiB it spills pages mid-merge. Pages
-# are taken only as the merge touches them and freed when the cache is set back.
-_ERASURE_CACHE_KIB = 256 * 1024
 
 
 @asynccontextmanager
@@ -41,15 +36,11 @@ async def erasing_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnect
             yield conn
             await conn.execute(delete(erasure_pass_table))
         return
-    async with engine.connect() as conn:
+    async with engine.connect() as conn, page_cache(conn, BULK_CACHE_KIB):
         # Set back after, as found: some builds of SQLite have secure_delete on by default.
-        cache, secure = (
-            await _pragma(conn, "PRAGMA cache_size"),
-            await _pragma(conn, "PRAGMA secure_delete"),
-        )
+        secure = await pragma(conn, "PRAGMA secure_delete")
         try:
-            await _pragma(conn, "PRAGMA secure_delete = ON")
-            await _pragma(conn, f"PRAGMA cache_size = -{_ERASURE_CACHE_KIB}")
+            await pragma(conn, "PRAGMA secure_delete = ON")
             await conn.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
             async with conn.begin():
                 await conn.execute(insert(erasure_pass_table).values(id=1))
@@ -57,23 +48,13 @@ async def erasing_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnect
                 await conn.execute(delete(erasure_pass_table))
                 for table in _FTS_TABLES:
                     await conn.execute(text(f"INSERT INTO {table} ({table}) VALUES ('optimize')"))
-            busy = await _pragma(conn, "PRAGMA wal_checkpoint(TRUNCATE)")
+            busy = await pragma(conn, "PRAGMA wal_checkpoint(TRUNCATE)")
             if busy:
                 # A reader held an old snapshot past busy_timeout: the WAL is copied back
                 # and truncated by the next checkpoint (SQLite's own, or the next erasure's).
                 log.warning("erasure checkpoint incomplete: a reader held the WAL")
         finally:
-            await _pragma(conn, f"PRAGMA secure_delete = {int(secure)}")
-            await _pragma(conn, f"PRAGMA cache_size = {int(cache)}")
-
-
-async def _pragma(conn: AsyncConnection, sql: str) -> Any:
-    """Run a PRAGMA outside any transaction; its first value."""
-    await conn.execution_options(**{BEGIN_OPTION: NO_BEGIN})
-    result = await conn.exec_driver_sql(sql)
-    value = result.first() if result.returns_rows else None  # a PRAGMA that sets answers none
-    await conn.commit()
-    return None if value is None else value[0]
+            await pragma(conn, f"PRAGMA secure_delete = {int(secure)}")
 
 
 async def vacuum_tenant(engine: AsyncEngine) -> None:

@@ -1,5 +1,6 @@
 """Transactions, as storage opens them: a write (BEGIN IMMEDIATE on SQLite), a read of one
-snapshot, a lone statement without BEGIN, and the rows of one index-bounded statement."""
+snapshot, a lone statement without BEGIN, and the rows of one index-bounded statement; and
+the large page cache a bulk write (an import, an erasure) takes while it runs."""
 
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -13,14 +14,47 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.storage.engines import BEGIN_OPTION, NO_BEGIN
 from app.storage.sqlite.fastpath.dialect import INLINE_OPTION, OneHopDialect
 
+# A bulk write's page cache, in KiB (SQLite). With the default 2 MiB, a write that touches
+# more of an index than that (an import's batch, an erasure's full-text merge) spills and
+# re-reads pages mid-transaction. Pages are taken only as the work touches them and freed
+# when the cache is set back.
+BULK_CACHE_KIB = 256 * 1024
+
 
 @asynccontextmanager
-async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """One write transaction: BEGIN IMMEDIATE, commit on success, roll back on error."""
-    async with engine.connect() as conn:
+async def write_transaction(
+    engine: AsyncEngine, *, bulk: bool = False
+) -> AsyncIterator[AsyncConnection]:
+    """One write transaction: BEGIN IMMEDIATE, commit on success, roll back on error. A
+    `bulk` one runs with the connection's page cache at BULK_CACHE_KIB (`page_cache`)."""
+    async with engine.connect() as conn, page_cache(conn, BULK_CACHE_KIB if bulk else None):
         conn = await conn.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
         async with conn.begin():
             yield conn
+
+
+@asynccontextmanager
+async def page_cache(conn: AsyncConnection, kib: int | None) -> AsyncIterator[None]:
+    """SQLite: the connection's page cache at `kib` while the block runs, then set back to
+    what it was, so the pooled connection does not keep it. None, or PostgreSQL: as is."""
+    if kib is None or conn.dialect.name != "sqlite":
+        yield
+        return
+    found = await pragma(conn, "PRAGMA cache_size")
+    try:
+        await pragma(conn, f"PRAGMA cache_size = -{int(kib)}")
+        yield
+    finally:
+        await pragma(conn, f"PRAGMA cache_size = {int(found)}")
+
+
+async def pragma(conn: AsyncConnection, sql: str) -> Any:
+    """Run a SQLite PRAGMA outside any transaction; its first value, or None."""
+    await conn.execution_options(**{BEGIN_OPTION: NO_BEGIN})
+    result = await conn.exec_driver_sql(sql)
+    value = result.first() if result.returns_rows else None  # a PRAGMA that sets answers none
+    await conn.commit()
+    return None if value is None else value[0]
 
 
 @asynccontextmanager

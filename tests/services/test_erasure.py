@@ -1,7 +1,6 @@
 """Erasure through its service: a subject's or one event's data gone in one transaction,
 summaries erased and their other events released, receipts, and no trace in the files."""
 
-from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from app.storage.models import webhook_endpoints_table as we
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, write_transaction
 from app.storage.types import utcnow
+from tests.support.pooled import pooled_pragmas
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -241,21 +241,7 @@ async def test_the_erasing_connection_goes_back_to_the_pool_as_it_came(db: Tenan
     if db.engine.dialect.name != "sqlite":
         pytest.skip("PRAGMAs of SQLite connections")
 
-    async def settings_of_every_pooled_connection() -> set[tuple[int, int]]:
-        async with AsyncExitStack() as stack:
-            conns = [
-                await stack.enter_async_context(db.engine.connect())
-                for _ in range(db.engine.pool.size())  # type: ignore[attr-defined]
-            ]
-            found = set()
-            for conn in conns:
-                cache = (await conn.exec_driver_sql("PRAGMA cache_size")).scalar_one()
-                secure = (await conn.exec_driver_sql("PRAGMA secure_delete")).scalar_one()
-                await conn.rollback()
-                found.add((cache, secure))
-            return found
-
-    before = await settings_of_every_pooled_connection()
+    before = await pooled_pragmas(db.engine, "cache_size", "secure_delete")
     await seed(db, "ent_a", ["Acme call: budget"])
     await erasure.erase_subject(db, Scope.ENTITY, "ent_a", by="key_1")
-    assert await settings_of_every_pooled_connection() == before
+    assert await pooled_pragmas(db.engine, "cache_size", "secure_delete") == before

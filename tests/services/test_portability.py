@@ -7,14 +7,17 @@ import io
 
 import orjson
 import pytest
+from sqlalchemy import func, select
 
 from app.deps import Container
 from app.errors import Conflict, ExpectedError, InvalidInput, TooLarge
 from app.services import portability, portability_import
 from app.services.records import Scope
+from app.storage.models import events_table
 from app.storage.tenants import TenantDb
 from tests.conftest import TenantFixture, make_tenant
 from tests.services.portability_data import answers, fill
+from tests.support.pooled import pooled_pragmas
 
 
 async def export(db: TenantDb, **kw: object) -> bytes:
@@ -242,3 +245,96 @@ async def test_a_number_over_what_a_backend_holds_is_refused(
     lines[at] = orjson.dumps(changed) + b"\n"
     with pytest.raises(InvalidInput, match=f"line {at + 2} \\(entry\\): version must be 0 to"):
         await import_bytes(other, rebuild(lines))
+
+
+def test_batches_close_on_their_records_their_bytes_and_a_new_kind(
+    filled: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def sizes() -> list[tuple[str, int]]:
+        return [(k.name, len(b)) for k, b in portability_import._batches(io.BytesIO(filled))]
+
+    kinds = [orjson.loads(r)["record"] for r in records(filled)]
+    whole = sizes()
+    assert whole == [(k, kinds.count(k)) for k in dict.fromkeys(kinds)]
+    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 3)
+    assert max(n for _, n in sizes()) == 3
+    assert sum(n for _, n in sizes()) == len(kinds)
+    monkeypatch.setattr(portability_import, "BATCH_BYTES", 1)  # one line reaches it
+    assert [n for _, n in sizes()] == [1] * len(kinds)
+
+
+async def test_an_import_in_many_batches_stores_them_in_order(
+    db: TenantDb, other: TenantDb, filled: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Batches of two: each entry and provenance batch names events and entries that only
+    # the batches before it stored, so a batch written out of order would be refused.
+    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 2)
+    progress: list[tuple[int, int]] = []
+    result = await portability_import.import_file(
+        other, io.BytesIO(filled), progress=lambda done, total: progress.append((done, total))
+    )
+    assert result.records == len(records(filled))
+    assert records(await export(other)) == records(filled)
+    assert await answers(other) == await answers(db)
+    done = [d for d, _ in progress]
+    assert done == sorted(done) and progress[-1] == (len(records(filled)),) * 2
+
+
+async def _events_held(db: TenantDb) -> int:
+    async with db.engine.connect() as conn:
+        return (await conn.execute(select(func.count()).select_from(events_table))).scalar_one()
+
+
+async def test_a_conflict_stops_the_import_at_its_batch(
+    other: TenantDb, filled: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = records(filled)
+    first = next(i for i, line in enumerate(lines) if b'"record":"event"' in line)
+    assert all(b'"record":"event"' in line for line in lines[first : first + 6])
+    changed = orjson.loads(lines[first + 5])
+    changed.update(body="Something else entirely.", compressed_at=None, compressed_into=None)
+    await import_bytes(other, rebuild([orjson.dumps(changed) + b"\n"]))
+    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 2)
+    with pytest.raises(Conflict, match=f"line {first + 7}: event .* is already stored"):
+        await import_bytes(other, filled)
+    # The events' batches [0, 1] and [2, 3] committed; [4, 5] rolled back whole; nothing
+    # after it reached the tenant, though the next batch was read while it was written.
+    assert await _events_held(other) == 4 + 1
+
+
+class _ChangesAfterVerify(io.BytesIO):
+    """A file whose lines change between the import's two passes (replaced on disk)."""
+
+    def __init__(self, first: bytes, second: bytes) -> None:
+        super().__init__(first)
+        self._second = second
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if self._second:
+            self.__init__(self._second, b"")  # type: ignore[misc]
+        return super().seek(offset, whence)
+
+
+async def test_a_line_that_fails_while_a_batch_is_written_leaves_that_batch_whole(
+    other: TenantDb, filled: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = records(filled)
+    first = next(i for i, line in enumerate(lines) if b'"record":"event"' in line)
+    llama = lines[first + 3].replace(b'"record":"event"', b'"record":"llama"')
+    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 2)
+    with pytest.raises(InvalidInput, match=f"line {first + 5}: unknown record kind 'llama'"):
+        await portability_import.import_file(
+            other, _ChangesAfterVerify(filled, rebuild([*lines[: first + 3], llama]))
+        )
+    # The events' batch [0, 1] was being written as [2, llama] was read: it is whole.
+    assert await _events_held(other) == 2
+
+
+async def test_an_import_hands_its_connections_back_as_it_found_them(
+    other: TenantDb, filled: bytes
+) -> None:
+    if other.engine.dialect.name != "sqlite":
+        pytest.skip("PRAGMAs of SQLite connections")
+    before = await pooled_pragmas(other.engine, "cache_size")
+    await import_bytes(other, filled)
+    assert await pooled_pragmas(other.engine, "cache_size") == before
