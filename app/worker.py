@@ -1,6 +1,7 @@
 """The arq worker: a 06:17 UTC cron fans out one compaction job per active tenant and day,
-a loop for the worker's life delivers webhooks from each tenant's outbox, and another
-embeds the entries of the tenants whose embedder is their gateway.
+a loop for the worker's life delivers webhooks from the outbox of each tenant that has
+any, another forgets old changes hourly, and another embeds the entries of the tenants
+whose embedder is their gateway.
 
 Jobs call the same services as the API (app.services.compaction.compact_tenant);
 nothing here touches a database directly. Run it with `jet-memory worker` or
@@ -37,7 +38,7 @@ from app import deps, ids, logs
 from app.adapters import webhook_sender
 from app.config import Settings
 from app.embedded_redis import recorded_url
-from app.services import changes, compaction, webhook_delivery
+from app.services import changes, compaction, webhook_delivery, webhooks
 from app.services.compaction import CompactionRunRecord
 from app.services.indexer import Indexer
 
@@ -64,11 +65,13 @@ MAX_TRIES = 3
 HEALTH_CHECK_INTERVAL = timedelta(seconds=60)
 CHECK_TIMEOUT_S = 2  # each step of `jet-memory worker-check`: connect, then read the key
 
-# The webhook loop (deliver_webhooks): how often it lists the active tenants again, how many
-# tenants it works on at once, and how often it forgets old changes and deliveries.
-TENANTS_REFRESH_SECONDS = 10.0
+# The webhook loop (deliver_webhooks): how often it lists the tenants with webhooks again
+# (a tenant's first endpoint is delivered within this), how many tenants it works on at once;
+# and how often the upkeep (keep_changes) forgets old changes and deliveries.
+TENANTS_REFRESH_SECONDS = 1.0
 WEBHOOK_TENANTS_AT_ONCE = 32
 PRUNE_SECONDS = 3600.0
+UPKEEP_RETRY_SECONDS = 10.0  # after the control database failed to list the tenants
 
 Ctx = dict[str, Any]
 
@@ -148,37 +151,38 @@ def run_summary(run: CompactionRunRecord) -> dict[str, Any]:
 
 
 async def deliver_webhooks(ctx: Ctx) -> None:
-    """Runs for the worker's life: a pass over every active tenant's webhooks each
-    webhook_poll_seconds (app.services.webhook_delivery), and old changes and delivered
-    deliveries forgotten once an hour per tenant."""
+    """Runs for the worker's life: a pass over the webhooks of every active tenant that has
+    any (marked in the control database when its first endpoint was registered) each
+    webhook_poll_seconds (app.services.webhook_delivery). A tenant without webhooks costs
+    the loop nothing, however many there are."""
     container: deps.Container = ctx["container"]
     settings = container.settings
     config = webhook_delivery.DeliveryConfig.of(settings)
     limit = asyncio.Semaphore(settings.webhook_concurrency)
     owner = f"{socket.gethostname()}:{os.getpid()}:{ids.new_id('wrk')[-8:]}"
-    keep = timedelta(days=settings.changes_keep_days)
     tenant_ids: list[str] = []
-    listed_at = pruned_at = -math.inf
+    listed_at = -math.inf
     while True:
         started = time.monotonic()
         if started - listed_at > TENANTS_REFRESH_SECONDS:
             try:
-                tenant_ids = await compaction.active_tenant_ids(container.control)
+                tenant_ids = await container.control.webhook_tenant_ids()
                 listed_at = started
             except Exception:
                 # The control database is unavailable: keep delivering to the tenants
                 # known, and try the list again next pass; the loop must never die.
-                log.exception("webhook loop: listing the active tenants failed")
-        prune = started - pruned_at > PRUNE_SECONDS
-        pruned_at = started if prune else pruned_at
-        pruning = keep if prune else None
-        for at in range(0, len(tenant_ids), WEBHOOK_TENANTS_AT_ONCE):
-            chunk = tenant_ids[at : at + WEBHOOK_TENANTS_AT_ONCE]
+                log.exception("webhook loop: listing the tenants with webhooks failed")
+        for chunk in _chunks(tenant_ids):
             await asyncio.gather(*(
-                _webhook_pass(container, t, ctx["webhook_http"], config, owner, limit, pruning)
+                _webhook_pass(container, t, ctx["webhook_http"], config, owner, limit)
                 for t in chunk
             ))  # fmt: skip
         await asyncio.sleep(max(0.0, settings.webhook_poll_seconds - (time.monotonic() - started)))
+
+
+def _chunks(tenant_ids: list[str]) -> list[list[str]]:
+    at_once = WEBHOOK_TENANTS_AT_ONCE
+    return [tenant_ids[at : at + at_once] for at in range(0, len(tenant_ids), at_once)]
 
 
 async def _webhook_pass(
@@ -188,18 +192,46 @@ async def _webhook_pass(
     config: webhook_delivery.DeliveryConfig,
     owner: str,
     limit: asyncio.Semaphore,
-    keep: timedelta | None,
 ) -> None:
     try:
         async with container.tenants.lease(tenant_id) as db:
             await webhook_delivery.deliver_tenant(db, http, config, owner=owner, limit=limit)
-            if keep is not None:
-                await changes.prune_changes(db, keep=keep)
-                await webhook_delivery.prune_deliveries(db, keep=keep)
     except Exception:
         # One tenant's trouble (a locked or unavailable database) never stops the others;
         # its deliveries wait in its outbox for the next pass.
         log.exception("webhook pass of tenant %s failed; retried next pass", tenant_id)
+
+
+async def keep_changes(ctx: Ctx) -> None:
+    """Runs for the worker's life: at start and then once every PRUNE_SECONDS, over every
+    active tenant, forget changes and delivered deliveries older than changes_keep_days,
+    and mark a tenant that has a webhook endpoint but no mark (one registered before the
+    marks existed) so that deliver_webhooks visits it."""
+    container: deps.Container = ctx["container"]
+    keep = timedelta(days=container.settings.changes_keep_days)
+    while True:
+        started = time.monotonic()
+        try:
+            tenant_ids = await compaction.active_tenant_ids(container.control)
+            marked = set(await container.control.webhook_tenant_ids())
+        except Exception:
+            log.exception("changes upkeep: listing the tenants failed; retried shortly")
+            await asyncio.sleep(UPKEEP_RETRY_SECONDS)
+            continue
+        for chunk in _chunks(tenant_ids):
+            await asyncio.gather(*(_upkeep(container, t, keep, t in marked) for t in chunk))
+        await asyncio.sleep(max(0.0, PRUNE_SECONDS - (time.monotonic() - started)))
+
+
+async def _upkeep(container: deps.Container, tenant_id: str, keep: timedelta, marked: bool) -> None:
+    try:
+        async with container.tenants.lease(tenant_id) as db:
+            await changes.prune_changes(db, keep=keep)
+            await webhook_delivery.prune_deliveries(db, keep=keep)
+            if not marked and await webhooks.has_endpoints(db):
+                await container.control.mark_webhooks(tenant_id)
+    except Exception:
+        log.exception("changes upkeep of tenant %s failed; retried next hour", tenant_id)
 
 
 async def startup(ctx: Ctx) -> None:
@@ -220,6 +252,7 @@ async def startup(ctx: Ctx) -> None:
     ctx["http"] = httpx.AsyncClient()
     ctx["webhook_http"] = webhook_sender.new_client()
     ctx["webhooks"] = asyncio.create_task(deliver_webhooks(ctx), name="webhooks")
+    ctx["upkeep"] = asyncio.create_task(keep_changes(ctx), name="changes-upkeep")
     # The tenants that embed by their own gateway are embedded here, through its DLP and
     # budget (the API processes embed the local-model tenants).
     indexer = ctx["container"].indexer(worker=True)
@@ -235,11 +268,12 @@ async def shutdown(ctx: Ctx) -> None:
     indexer: Indexer | None = ctx.pop("indexer", None)
     if indexer is not None:
         await indexer.aclose()
-    webhooks: asyncio.Task[None] | None = ctx.pop("webhooks", None)
-    if webhooks is not None:
-        webhooks.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await webhooks
+    for name in ("webhooks", "upkeep"):
+        loop: asyncio.Task[None] | None = ctx.pop(name, None)
+        if loop is not None:
+            loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await loop
     served: tuple[WSGIServer, threading.Thread] | None = ctx.pop("metrics_server", None)
     if served is not None:
         await asyncio.to_thread(served[0].shutdown)  # waits out its 0.5 s poll

@@ -45,7 +45,7 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", run
         )  # fmt: skip
 
         async def go(c: Container, db: TenantDb) -> int:
-            created = await webhooks.create_endpoint(db, new, c.settings)
+            created = await webhooks.create_endpoint(db, new, c.settings, control=c.control)
             print(f"webhook endpoint {created.endpoint.id}; signing secret, shown once:")
             print(created.secret)
             return 0

@@ -172,7 +172,10 @@ async def resolve_create_webhook_endpoint(
     )  # fmt: skip
     try:
         created = await webhooks.create_endpoint(
-            info.context.db, new, info.context.container.settings
+            info.context.db,
+            new,
+            info.context.container.settings,
+            control=info.context.container.control,
         )
     except ExpectedError as exc:
         return CreateWebhookEndpointPayload(endpoint=None, secret=None, errors=[_input_error(exc)])

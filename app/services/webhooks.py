@@ -20,6 +20,7 @@ from app.services.changes import ChangeType, change_types
 from app.services.records import Edge, Page, Scope
 from app.storage import changes
 from app.storage import webhooks as store
+from app.storage.control import ControlDb
 from app.storage.lists import storable
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement, write_transaction
@@ -150,8 +151,11 @@ def _check_description(description: str | None) -> None:
         )
 
 
-async def create_endpoint(db: TenantDb, new: EndpointIn, settings: Settings) -> CreatedEndpoint:
-    """Register an endpoint; its signing secret is in the answer and nowhere else, ever."""
+async def create_endpoint(
+    db: TenantDb, new: EndpointIn, settings: Settings, *, control: ControlDb
+) -> CreatedEndpoint:
+    """Register an endpoint; its signing secret is in the answer and nowhere else, ever.
+    The tenant is marked in `control` first, so the worker's delivery loop visits it."""
     types = _check_types(new.types)
     if new.scope is not None:
         validation.check_scope(new.scope, new.scope_ref)
@@ -159,6 +163,7 @@ async def create_endpoint(db: TenantDb, new: EndpointIn, settings: Settings) -> 
         raise InvalidInput(["scopeRef"], "scopeRef needs a scope")
     _check_description(new.description)
     await check_url(new.url, settings)
+    await control.mark_webhooks(db.tenant_id)
     now = utcnow()
     secret = webhook_sender.new_secret()
     endpoint_id = ids.new_id(ids.WEBHOOK)
@@ -176,6 +181,12 @@ async def create_endpoint(db: TenantDb, new: EndpointIn, settings: Settings) -> 
         })  # fmt: skip
         row = await store.endpoint(conn, endpoint_id)
     return CreatedEndpoint(to_endpoint(row), secret)
+
+
+async def has_endpoints(db: TenantDb) -> bool:
+    """Whether the tenant has any webhook endpoint, enabled or not."""
+    async with read_statement(db.engine) as conn:
+        return await store.count_endpoints(conn) > 0
 
 
 async def list_endpoints(db: TenantDb) -> list[Endpoint]:

@@ -31,6 +31,7 @@ class TenantRow:
     name: str
     status: str
     created_at: datetime
+    webhooks_since: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +132,27 @@ class ControlDb:
                 )
             )
         return row
+
+    async def mark_webhooks(self, tenant_id: str) -> None:
+        """Note that the tenant has (or is about to have) a webhook endpoint. Never cleared
+        while the tenant lives: a mark without an endpoint costs the worker one look a
+        pass, an endpoint without a mark would never be delivered."""
+        async with write_transaction(self.engine) as conn:
+            await conn.execute(
+                update(tenants_t)
+                .where(tenants_t.c.id == tenant_id, tenants_t.c.webhooks_since.is_(None))
+                .values(webhooks_since=utcnow())
+            )
+
+    async def webhook_tenant_ids(self) -> list[str]:
+        """Ids of the active tenants marked by `mark_webhooks`, oldest first."""
+        async with read_statement(self.engine) as conn:
+            rows = await conn.execute(
+                select(tenants_t.c.id)
+                .where(tenants_t.c.status == "active", tenants_t.c.webhooks_since.is_not(None))
+                .order_by(tenants_t.c.created_at)
+            )
+            return [r[0] for r in rows]
 
     async def disable_tenant(self, tenant_id: str) -> None:
         """Its keys stop authenticating (key_by_hash answers active tenants only)."""

@@ -28,6 +28,9 @@ class Tenant(ControlModel, table=True):
     name: str = Field(sa_column=Column(String(100), nullable=False, unique=True))
     status: str = Field(default="active", max_length=16)
     created_at: datetime = Field(sa_type=UTCDateTime)
+    # When its first webhook endpoint was registered (None: never): the worker's delivery
+    # loop visits these tenants only (app/worker.py).
+    webhooks_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ApiKey(ControlModel, table=True):

@@ -4,20 +4,23 @@ disabling after the retry window, the delivery log, replay, leases and tenant is
 On both backends."""
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 
+from app import worker
 from app.adapters import webhook_sender
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput, NotFound, TooLarge
 from app.services import entries, events, webhook_delivery, webhooks
 from app.services.records import EntryIn, EventIn, Scope
-from app.services.webhooks import EndpointIn, EndpointPatch
+from app.services.webhooks import CreatedEndpoint, EndpointIn, EndpointPatch
 from app.storage.tenants import TenantDb
-from tests.conftest import make_tenant, sample
+from tests.conftest import TenantFixture, make_tenant, sample
 from tests.support.webhook_receiver import Receiver
 
 LOCAL = {"webhook_allowed_networks": "127.0.0.1/32", "webhook_retry_base_seconds": 0.01,
@@ -59,11 +62,24 @@ async def drain(
     return total
 
 
+Register = Callable[[TenantDb, EndpointIn, Settings], Awaitable[CreatedEndpoint]]
+
+
+@pytest.fixture
+def register(container: Container) -> Register:
+    """webhooks.create_endpoint, marking the tenant in the test's control database."""
+
+    async def create(db: TenantDb, new: EndpointIn, settings: Settings) -> CreatedEndpoint:
+        return await webhooks.create_endpoint(db, new, settings, control=container.control)
+
+    return create
+
+
 async def test_changes_arrive_signed_in_order_per_scope_after_failures(
-    db: TenantDb, local: Settings, http: webhook_sender.Client
+    db: TenantDb, local: Settings, http: webhook_sender.Client, register: Register
 ) -> None:
     async with Receiver(fail_first=3) as rx:
-        created = await webhooks.create_endpoint(db, EndpointIn(rx.url), local)
+        created = await register(db, EndpointIn(rx.url), local)
         rx.secret = created.secret
         assert created.secret.startswith("whsec_")
         appended = []
@@ -90,13 +106,13 @@ async def test_changes_arrive_signed_in_order_per_scope_after_failures(
 
 
 async def test_one_scope_is_delivered_over_one_kept_connection(
-    db: TenantDb, local: Settings, http: webhook_sender.Client
+    db: TenantDb, local: Settings, http: webhook_sender.Client, register: Register
 ) -> None:
     """The answer (short, with a body) is read to its end, so the next delivery reuses the
     connection instead of opening one per POST."""
     async with Receiver(status_after=200) as rx:
         rx.answer = b'{"ok": true}'
-        created = await webhooks.create_endpoint(db, EndpointIn(rx.url), local)
+        created = await register(db, EndpointIn(rx.url), local)
         rx.secret = created.secret
         for i in range(8):
             await events.append_event(db, EventIn(Scope.ENTITY, "ent_1", "note", f"n {i}"))
@@ -106,10 +122,10 @@ async def test_one_scope_is_delivered_over_one_kept_connection(
 
 
 async def test_filters_by_type_and_scope(
-    db: TenantDb, local: Settings, http: webhook_sender.Client
+    db: TenantDb, local: Settings, http: webhook_sender.Client, register: Register
 ) -> None:
     async with Receiver() as rx:
-        created = await webhooks.create_endpoint(
+        created = await register(
             db, EndpointIn(rx.url, types=["entry.created"], scope=Scope.TEAM, scope_ref="t1"),
             local,
         )  # fmt: skip
@@ -124,22 +140,26 @@ async def test_filters_by_type_and_scope(
 
 
 async def test_an_endpoint_hears_only_changes_made_after_it_was_registered(
-    db: TenantDb, local: Settings, http: webhook_sender.Client
+    db: TenantDb, local: Settings, http: webhook_sender.Client, register: Register
 ) -> None:
     await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "before"))
     async with Receiver() as rx:
-        rx.secret = (await webhooks.create_endpoint(db, EndpointIn(rx.url), local)).secret
+        rx.secret = (await register(db, EndpointIn(rx.url), local)).secret
         after = await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "after"))
         await drain(db, http, local)
         assert [r.body["objectId"] for r in rx.delivered()] == [after.event.id]
 
 
 async def test_failing_past_the_window_disables_the_endpoint_and_says_so(
-    db: TenantDb, local: Settings, http: webhook_sender.Client, caplog: pytest.LogCaptureFixture
+    db: TenantDb,
+    local: Settings,
+    http: webhook_sender.Client,
+    caplog: pytest.LogCaptureFixture,
+    register: Register,
 ) -> None:
     short = local.model_copy(update={"webhook_retry_window_seconds": 0.2})
     async with Receiver(status_after=503) as rx:
-        created = await webhooks.create_endpoint(db, EndpointIn(rx.url), short)
+        created = await register(db, EndpointIn(rx.url), short)
         rx.secret = created.secret
         await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "b"))
         disabled_before = sample("jet_webhook_endpoints_disabled_total")
@@ -173,10 +193,10 @@ async def test_backoff_doubles_up_to_its_cap() -> None:
 
 
 async def test_replay_sends_the_same_message_again(
-    db: TenantDb, local: Settings, http: webhook_sender.Client
+    db: TenantDb, local: Settings, http: webhook_sender.Client, register: Register
 ) -> None:
     async with Receiver() as rx:
-        created = await webhooks.create_endpoint(db, EndpointIn(rx.url), local)
+        created = await register(db, EndpointIn(rx.url), local)
         rx.secret = created.secret
         await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "b"))
         await drain(db, http, local)
@@ -192,11 +212,11 @@ async def test_replay_sends_the_same_message_again(
 
 
 async def test_another_worker_waits_for_the_lease(
-    db: TenantDb, local: Settings, http: webhook_sender.Client
+    db: TenantDb, local: Settings, http: webhook_sender.Client, register: Register
 ) -> None:
     short = local.model_copy(update={"webhook_lease_seconds": 1.0})
     async with Receiver() as rx:
-        rx.secret = (await webhooks.create_endpoint(db, EndpointIn(rx.url), short)).secret
+        rx.secret = (await register(db, EndpointIn(rx.url), short)).secret
         await drain(db, http, short, owner="worker-a", passes=1)
         await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "b"))
         result = await drain(db, http, short, owner="worker-b", passes=1)
@@ -211,12 +231,16 @@ async def test_another_worker_waits_for_the_lease(
 
 
 async def test_tenants_never_hear_each_other(
-    container: Container, db: TenantDb, local: Settings, http: webhook_sender.Client
+    container: Container,
+    db: TenantDb,
+    local: Settings,
+    http: webhook_sender.Client,
+    register: Register,
 ) -> None:
     other = await make_tenant(container, "globex")
     async with Receiver() as rx_a, Receiver() as rx_b, container.tenants.lease(other.id) as odb:
-        rx_a.secret = (await webhooks.create_endpoint(db, EndpointIn(rx_a.url), local)).secret
-        rx_b.secret = (await webhooks.create_endpoint(odb, EndpointIn(rx_b.url), local)).secret
+        rx_a.secret = (await register(db, EndpointIn(rx_a.url), local)).secret
+        rx_b.secret = (await register(odb, EndpointIn(rx_b.url), local)).secret
         mine = await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "a"))
         theirs = await events.append_event(odb, EventIn(Scope.ENTITY, "e", "n", "b"))
         await drain(db, http, local)
@@ -246,29 +270,25 @@ async def test_tenants_never_hear_each_other(
     ],
 )
 async def test_urls_into_the_operators_network_are_refused(
-    db: TenantDb, settings: Settings, url: str, message: str
+    db: TenantDb, settings: Settings, url: str, message: str, register: Register
 ) -> None:
     with pytest.raises((InvalidInput, TooLarge)) as info:
-        await webhooks.create_endpoint(db, EndpointIn(url), settings)
+        await register(db, EndpointIn(url), settings)
     assert info.value.field == ["url"] and message in info.value.message
 
 
-async def test_bad_input_and_limits(db: TenantDb, local: Settings) -> None:
+async def test_bad_input_and_limits(db: TenantDb, local: Settings, register: Register) -> None:
     with pytest.raises(InvalidInput) as info:
-        await webhooks.create_endpoint(
-            db, EndpointIn("http://127.0.0.1/x", ["event.deleted"]), local
-        )
+        await register(db, EndpointIn("http://127.0.0.1/x", ["event.deleted"]), local)
     assert info.value.field == ["types"] and "event.deleted" in info.value.message
     with pytest.raises(InvalidInput) as info:
-        await webhooks.create_endpoint(
-            db, EndpointIn("http://127.0.0.1/x", scope=Scope.ENTITY), local
-        )
+        await register(db, EndpointIn("http://127.0.0.1/x", scope=Scope.ENTITY), local)
     assert info.value.field == ["scopeRef"]
     capped = local.model_copy(update={"webhook_endpoints_per_tenant": 2})
     for _ in range(2):
-        await webhooks.create_endpoint(db, EndpointIn("http://127.0.0.1/x"), capped)
+        await register(db, EndpointIn("http://127.0.0.1/x"), capped)
     with pytest.raises(InvalidInput) as info:
-        await webhooks.create_endpoint(db, EndpointIn("http://127.0.0.1/x"), capped)
+        await register(db, EndpointIn("http://127.0.0.1/x"), capped)
     assert "at most 2 webhook endpoints" in info.value.message
     listed = await webhooks.list_endpoints(db)
     assert len(listed) == 2 and not any(hasattr(e, "secret") for e in listed)
@@ -276,3 +296,76 @@ async def test_bad_input_and_limits(db: TenantDb, local: Settings) -> None:
     assert len(await webhooks.list_endpoints(db)) == 1
     with pytest.raises(InvalidInput):
         await webhooks.list_deliveries(db, listed[1].id, first=101, after=None)
+
+
+class _ForgetsMarks:
+    """A control database that keeps no mark: an endpoint registered before marks existed."""
+
+    async def mark_webhooks(self, tenant_id: str) -> None:
+        return None
+
+
+async def _until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("not within the time allowed")
+
+
+async def _marked(container: Container, tenant_ids: list[str]) -> None:
+    for _ in range(500):
+        if await container.control.webhook_tenant_ids() == tenant_ids:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the marked tenants are not {tenant_ids}")
+
+
+async def test_the_delivery_loop_visits_only_the_tenants_with_webhooks(
+    container: Container,
+    tenant: TenantFixture,
+    db: TenantDb,
+    local: Settings,
+    register: Register,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    quiet = await make_tenant(container, "quiet")  # no endpoint: never visited
+    old = await make_tenant(container, "old")
+    async with container.tenants.lease(old.id) as odb:
+        new = EndpointIn("http://127.0.0.1:9/x")
+        await webhooks.create_endpoint(odb, new, local, control=_ForgetsMarks())  # type: ignore[arg-type]
+    assert await container.control.webhook_tenant_ids() == []
+    await register(db, EndpointIn("http://127.0.0.1:9/x"), local)
+    assert await container.control.webhook_tenant_ids() == [tenant.id]
+
+    leased: list[str] = []
+    lease = container.tenants.lease
+
+    def spy(tenant_id: str) -> Any:
+        leased.append(tenant_id)
+        return lease(tenant_id)
+
+    monkeypatch.setattr(container.tenants, "lease", spy)
+    monkeypatch.setattr(worker, "TENANTS_REFRESH_SECONDS", 0.05)
+    async with webhook_sender.new_client() as http:
+        ctx = {"container": container, "webhook_http": http}
+        delivering = asyncio.create_task(worker.deliver_webhooks(ctx))
+        try:
+            await _until(lambda: leased.count(tenant.id) >= 3)
+            assert set(leased) == {tenant.id}
+            # The hourly upkeep (run at start) prunes every tenant and marks the old one.
+            upkeep = asyncio.create_task(worker.keep_changes(ctx))
+            try:
+                await _until(lambda: {quiet.id, old.id} <= set(leased))
+                await _marked(container, [tenant.id, old.id])
+            finally:
+                upkeep.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await upkeep
+            leased.clear()
+            await _until(lambda: leased.count(old.id) >= 2)
+            assert set(leased) == {tenant.id, old.id}
+        finally:
+            delivering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await delivering

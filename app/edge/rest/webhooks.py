@@ -155,7 +155,9 @@ async def create_endpoint(request: Request, db: TenantDb, container: Container) 
     i = parse_body(await read_body(request), ENDPOINT_IN)
     new = EndpointIn(i.url, i.types or [], i.scope, i.scope_ref, i.description)
     with service_errors("body"):
-        created = await webhooks.create_endpoint(db, new, container.settings)
+        created = await webhooks.create_endpoint(
+            db, new, container.settings, control=container.control
+        )
     body = CreatedWebhookEndpoint(
         **dict(WebhookEndpoint.of(created.endpoint)), secret=created.secret
     )
