@@ -136,7 +136,7 @@ class ControlDb:
     async def mark_webhooks(self, tenant_id: str) -> None:
         """Note that the tenant has (or is about to have) a webhook endpoint. Never cleared
         while the tenant lives: a mark without an endpoint costs the worker one look a
-        pass, an endpoint without a mark would never be delivered."""
+        pass, while an endpoint without a mark waits for the worker's hourly upkeep."""
         async with write_transaction(self.engine) as conn:
             await conn.execute(
                 update(tenants_t)
