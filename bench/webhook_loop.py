@@ -2,10 +2,10 @@
 webhooks: `python -m bench.webhook_loop [--tenants 100,300,1000] [--seconds 5]`.
 
 For each size, N tenants of which one has an endpoint: the loop's CPU seconds per second
-and the tenants it visits (leases) per second, visiting the tenants marked as having webhooks (what
-the worker does), against the same loop with every tenant marked, which visits them all
-(what it did before the marks; measured in the same run). A tenant cache smaller than N
-(JET_TENANT_CACHE_SIZE, 256) makes every visit reopen a tenant's database.
+and the tenants it visits (leases) per second, visiting the tenants marked as having
+webhooks (what the worker does), against the same loop with every tenant marked, which
+visits them all (what it did before the marks; measured in the same run). A tenant cache
+smaller than N (JET_TENANT_CACHE_SIZE, 256) makes every visit reopen a tenant's database.
 """
 
 import argparse

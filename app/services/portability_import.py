@@ -153,17 +153,17 @@ async def import_file(
     try:
         # Each batch is read on a worker thread, so the event loop drives the writing of
         # the batch before meanwhile; SQLite releases the GIL while it writes.
-        while (item := await asyncio.to_thread(next, batches, None)) is not None:
+        while True:
+            item = await asyncio.to_thread(next, batches, None)
             if writing is not None:
                 done += await writing
+                writing = None
                 if progress is not None:
                     progress(done, total)
+            if item is None:
+                break
             # Batches are stored in file order (a record may name one of the batch before).
             writing = asyncio.create_task(_store(db, *item, result))
-        if writing is not None:
-            done += await writing
-            if progress is not None:
-                progress(done, total)
     finally:
         if writing is not None and not writing.done():
             # The reading failed while a batch was written: that batch's transaction

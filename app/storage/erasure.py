@@ -19,7 +19,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.storage import postgres
 from app.storage.engines import BEGIN_OPTION, NO_BEGIN
 from app.storage.models import erasure_pass_table
-from app.storage.transactions import BULK_CACHE_KIB, page_cache, pragma, write_transaction
+from app.storage.transactions import (
+    BULK_CACHE_KIB,
+    page_cache,
+    pragma,
+    pragma_while,
+    write_transaction,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,25 +42,24 @@ async def erasing_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnect
             yield conn
             await conn.execute(delete(erasure_pass_table))
         return
-    async with engine.connect() as conn, page_cache(conn, BULK_CACHE_KIB):
+    async with (
+        engine.connect() as conn,
+        page_cache(conn, BULK_CACHE_KIB),
         # Set back after, as found: some builds of SQLite have secure_delete on by default.
-        secure = await pragma(conn, "PRAGMA secure_delete")
-        try:
-            await pragma(conn, "PRAGMA secure_delete = ON")
-            await conn.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
-            async with conn.begin():
-                await conn.execute(insert(erasure_pass_table).values(id=1))
-                yield conn
-                await conn.execute(delete(erasure_pass_table))
-                for table in _FTS_TABLES:
-                    await conn.execute(text(f"INSERT INTO {table} ({table}) VALUES ('optimize')"))
-            busy = await pragma(conn, "PRAGMA wal_checkpoint(TRUNCATE)")
-            if busy:
-                # A reader held an old snapshot past busy_timeout: the WAL is copied back
-                # and truncated by the next checkpoint (SQLite's own, or the next erasure's).
-                log.warning("erasure checkpoint incomplete: a reader held the WAL")
-        finally:
-            await pragma(conn, f"PRAGMA secure_delete = {int(secure)}")
+        pragma_while(conn, "secure_delete", 1),
+    ):
+        await conn.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
+        async with conn.begin():
+            await conn.execute(insert(erasure_pass_table).values(id=1))
+            yield conn
+            await conn.execute(delete(erasure_pass_table))
+            for table in _FTS_TABLES:
+                await conn.execute(text(f"INSERT INTO {table} ({table}) VALUES ('optimize')"))
+        busy = await pragma(conn, "PRAGMA wal_checkpoint(TRUNCATE)")
+        if busy:
+            # A reader held an old snapshot past busy_timeout: the WAL is copied back
+            # and truncated by the next checkpoint (SQLite's own, or the next erasure's).
+            log.warning("erasure checkpoint incomplete: a reader held the WAL")
 
 
 async def vacuum_tenant(engine: AsyncEngine) -> None:

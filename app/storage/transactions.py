@@ -4,7 +4,7 @@ the large page cache a bulk write (an import, an erasure) takes while it runs.""
 
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import Executable, Row
@@ -33,19 +33,24 @@ async def write_transaction(
             yield conn
 
 
-@asynccontextmanager
-async def page_cache(conn: AsyncConnection, kib: int | None) -> AsyncIterator[None]:
+def page_cache(conn: AsyncConnection, kib: int | None) -> AbstractAsyncContextManager[None]:
     """SQLite: the connection's page cache at `kib` while the block runs, then set back to
     what it was, so the pooled connection does not keep it. None, or PostgreSQL: as is."""
     if kib is None or conn.dialect.name != "sqlite":
-        yield
-        return
-    found = await pragma(conn, "PRAGMA cache_size")
+        return nullcontext()
+    return pragma_while(conn, "cache_size", -int(kib))
+
+
+@asynccontextmanager
+async def pragma_while(conn: AsyncConnection, name: str, value: int) -> AsyncIterator[None]:
+    """A SQLite connection's integer PRAGMA `name` at `value` while the block runs, then
+    set back to what it was, so the pooled connection goes back as it came."""
+    found = await pragma(conn, f"PRAGMA {name}")
     try:
-        await pragma(conn, f"PRAGMA cache_size = -{int(kib)}")
+        await pragma(conn, f"PRAGMA {name} = {int(value)}")
         yield
     finally:
-        await pragma(conn, f"PRAGMA cache_size = {int(found)}")
+        await pragma(conn, f"PRAGMA {name} = {int(found)}")
 
 
 async def pragma(conn: AsyncConnection, sql: str) -> Any:
