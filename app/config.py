@@ -231,8 +231,9 @@ class Settings(BaseSettings):
     )
     webhook_allowed_networks: str = Field(
         default="",
-        description="Comma-separated networks (CIDR) webhook URLs may resolve to although "
-        "loopback, link-local or private, e.g. `127.0.0.1/32`; empty: public addresses only.",
+        description="Comma-separated networks (CIDR) webhook URLs may resolve to although not "
+        "globally reachable (loopback, private, shared, link-local...), e.g. `127.0.0.1/32`; "
+        "empty: globally reachable addresses only (docs/security.md).",
     )
     webhook_endpoints_per_tenant: int = Field(
         default=20, ge=1, le=1000, description="Most webhook endpoints one tenant registers."

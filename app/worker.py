@@ -250,7 +250,8 @@ async def startup(ctx: Ctx) -> None:
     # One client for every job of this worker: connections to a tenant's gateway are
     # reused across its buckets. Timeouts are per request, from the tenant's policy.
     ctx["http"] = httpx.AsyncClient()
-    ctx["webhook_http"] = webhook_sender.new_client()
+    delivery = webhook_delivery.DeliveryConfig.of(settings)
+    ctx["webhook_http"] = webhook_sender.new_client(delivery.allowed, seconds=delivery.timeout)
     ctx["webhooks"] = asyncio.create_task(deliver_webhooks(ctx), name="webhooks")
     ctx["upkeep"] = asyncio.create_task(keep_changes(ctx), name="changes-upkeep")
     # The tenants that embed by their own gateway are embedded here, through its DLP and

@@ -109,8 +109,8 @@ def to_delivery(row: Any) -> Delivery:
 
 
 async def check_url(url: str, settings: Settings) -> None:
-    """An http(s) URL without credentials, whose host resolves to addresses the operator
-    allows (no loopback, link-local or private ones unless JET_WEBHOOK_ALLOWED_NETWORKS)."""
+    """An http(s) URL without credentials, whose host resolves only to globally reachable
+    addresses or to ones in JET_WEBHOOK_ALLOWED_NETWORKS (webhook_sender.check_address)."""
     if len(url) > URL_MAX_CHARS:
         raise TooLarge(["url"], f"url is longer than {URL_MAX_CHARS} characters")
     validation.check_text(url, "url")

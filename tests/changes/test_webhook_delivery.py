@@ -6,6 +6,7 @@ On both backends."""
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -211,6 +212,42 @@ async def test_replay_sends_the_same_message_again(
             await webhooks.replay_delivery(db, created.endpoint.id, "msg_nope")
 
 
+async def test_a_name_that_moves_inside_after_registration_is_never_posted_to(
+    db: TenantDb,
+    settings: Settings,
+    http: webhook_sender.Client,
+    register: Register,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Registered while its name pointed at a public address; at delivery the name answers
+    that address to the check and the receiver's 127.0.0.1 to the connection's lookup (DNS
+    rebinding, a zero TTL): the delivery fails naming the address, the receiver hears nothing."""
+    loop = asyncio.get_running_loop()
+    real = loop.getaddrinfo
+    answers = ["93.184.215.14", "93.184.215.14", "127.0.0.1"]
+
+    async def rebinding(host: str, port: Any, **kwargs: Any) -> Any:
+        if host != "hooks.rebind.test":
+            return await real(host, port, **kwargs)
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answer, port or 0))]
+
+    monkeypatch.setattr(loop, "getaddrinfo", rebinding)
+    monkeypatch.setattr(webhook_sender, "_resolved", {})
+    monkeypatch.setattr(webhook_sender, "RESOLVED_SECONDS", 0.0)
+    async with Receiver() as rx:
+        port = rx.url.split(":")[2].split("/")[0]
+        created = await register(db, EndpointIn(f"http://hooks.rebind.test:{port}/hook"), settings)
+        rx.secret = created.secret
+        await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "b"))
+        result = await drain(db, http, settings, passes=1)
+        assert (result.delivered, result.failed) == (0, 1) and rx.received == []
+    page = await webhooks.list_deliveries(db, created.endpoint.id, first=10, after=None)
+    [delivery] = [e.node for e in page.edges]
+    assert not delivery.delivered and delivery.last_status is None
+    assert "'hooks.rebind.test' resolves to 127.0.0.1, which is in" in (delivery.last_error or "")
+
+
 async def test_another_worker_waits_for_the_lease(
     db: TenantDb, local: Settings, http: webhook_sender.Client, register: Register
 ) -> None:
@@ -260,11 +297,11 @@ async def test_tenants_never_hear_each_other(
     [
         ("ftp://example.com/x", "http:// or https://"),
         ("http://user:pw@example.com/x", "user or password"),
-        ("http://127.0.0.1:1/x", "loopback, link-local or private"),
-        ("http://169.254.169.254/latest", "loopback, link-local or private"),
-        ("http://10.1.2.3/x", "loopback, link-local or private"),
-        ("http://[::1]/x", "loopback, link-local or private"),
-        ("http://localhost/x", "loopback, link-local or private"),
+        ("http://127.0.0.1:1/x", "127.0.0.0/8 (Loopback), not globally reachable"),
+        ("http://169.254.169.254/latest", "169.254.0.0/16 (Link Local)"),
+        ("http://10.1.2.3/x", "10.0.0.0/8 (Private-Use)"),
+        ("http://[::1]/x", "::1/128 (Loopback Address)"),
+        ("http://localhost/x", "'localhost' resolves to"),
         ("http://example.com/" + "a" * 2100, "longer than 2048"),
         ("http://exa mple.com/", "spaces or control"),
     ],

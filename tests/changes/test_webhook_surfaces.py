@@ -84,7 +84,7 @@ async def test_graphql_errors_name_the_field(
 ) -> None:
     out = await gql(client, tenant, CREATE, input={"url": "http://10.0.0.1/hook"})
     [err] = out["data"]["createWebhookEndpoint"]["errors"]
-    assert err["field"] == ["input", "url"] and "private" in err["message"]
+    assert err["field"] == ["input", "url"] and "(Private-Use)" in err["message"]
     out = await gql(client, tenant, CREATE, input={"url": "https://x.example", "types": ["x"]})
     [err] = out["data"]["createWebhookEndpoint"]["errors"]
     assert err["field"] == ["input", "types"] and err["code"] == "INVALID"
@@ -188,7 +188,7 @@ def test_cli_add_list_remove(
     assert "disabled" in capsys.readouterr().out
     assert cli.main(["webhooks", "deliveries", "--tenant", "acme", endpoint_id]) == 0
     assert cli.main(["webhooks", "add", "--tenant", "acme", "http://10.0.0.1/h"]) == 1
-    assert "private" in capsys.readouterr().err
+    assert "10.0.0.0/8 (Private-Use), not globally reachable" in capsys.readouterr().err
     assert cli.main(["webhooks", "remove", "--tenant", "acme", endpoint_id]) == 0
     assert cli.main(["webhooks", "list", "--tenant", "acme"]) == 0
     assert endpoint_id not in capsys.readouterr().out.split("removed")[-1]

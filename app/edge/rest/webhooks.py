@@ -35,8 +35,8 @@ class CreateWebhookEndpointInput(BodyModel):
     """A webhook endpoint to register (POST /webhooks)."""
 
     url: str = Field(
-        description="http(s); refused if it resolves to a loopback, link-local or private "
-        "address unless the operator allows it",
+        description="http(s); refused unless every address its host resolves to is globally "
+        "reachable or in a network the operator allows (docs/security.md)",
         json_schema_extra={"maxLength": webhooks.URL_MAX_CHARS, "minLength": 1},
     )
     types: list[ChangeType] | None = Field(
