@@ -111,10 +111,6 @@ async def _run(
     payload: dict[str, Any],
     request_id: str,
 ) -> Answer:
-    try:
-        data = request_data(payload)  # each field's JSON type, as for a POST body
-    except HTTPException as exc:
-        return Answer(_refusal(exc.reason, STATUS_CODES[400], request_id))
     key = connection.api_key
     assert key is not None  # on_ws_connect authenticated the socket
     auth = container.auth
@@ -133,6 +129,10 @@ async def _run(
                        f"{limiter.burst}) for this API key exceeded; retry later")  # fmt: skip
             retry_after = int(retry_after_header(wait))  # whole seconds, as HTTP's Retry-After
             return Answer(_refusal(message, STATUS_CODES[429], request_id, retryAfter=retry_after))
+    try:
+        data = request_data(payload)  # each field's JSON type, as for a POST body
+    except HTTPException as exc:
+        return Answer(_refusal(exc.reason, STATUS_CODES[400], request_id))
     async with container.tenants.lease(tenant_id) as db:
         context = Context(
             container=container, db=db, request_id=request_id, request=connection.request,

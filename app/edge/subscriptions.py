@@ -74,7 +74,8 @@ class SocketAdapter(ASGIWebSocketAdapter):
 class ConnectionHandler(BaseGraphQLTransportWSHandler[Context, None]):
     """Strawberry's graphql-transport-ws handler with queries and mutations run as on HTTP,
     the idle close, malformed messages refused (4400) rather than raised, and a client that
-    leaves mid-send logged as what it is."""
+    leaves mid-send logged as what it is. What it overrides are the handler's own methods
+    (strawberry-graphql is pinned exactly in pyproject.toml)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
