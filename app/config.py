@@ -282,6 +282,28 @@ class Settings(BaseSettings):
         le=1000,
         description="Live memoryChanged subscriptions one API key holds at once, per API process.",
     )
+    websockets_per_key: int = Field(
+        default=20,
+        ge=1,
+        le=10_000,
+        description="Open websockets at /graphql one API key holds at once, per API process; "
+        "one more is closed at connection_init with 1013 (docs/limits.md).",
+    )
+    websockets_per_process: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="Open websockets at /graphql per API process, whatever their key; one "
+        "more is closed as it opens with 1013. Keep it under the process's file descriptor "
+        "limit (`ulimit -n`).",
+    )
+    websocket_idle_seconds: float = Field(
+        default=60,
+        gt=0,
+        le=86_400,
+        description="A websocket at /graphql that holds no subscription and runs no "
+        "operation for this long is closed (1000); pings do not count as activity.",
+    )
     embedder: Literal["local", "none"] = Field(
         default="local",
         description="What embeds entries for search by meaning (docs/search.md): `local`, the "

@@ -68,6 +68,7 @@ def run(settings: Settings, *, host: str, port: int, workers: int) -> int:
 def _uvicorn(settings: Settings, *, host: str, port: int, workers: int) -> None:
     import uvicorn
 
+    from app.edge.limits import MAX_BODY_BYTES
     from app.edge.server import HTTP_PROTOCOL
 
     uvicorn.run(
@@ -89,6 +90,9 @@ def _uvicorn(settings: Settings, *, host: str, port: int, workers: int) -> None:
         # CPU than their bytes (docs/changes.md, "Cost"), and a client asking for
         # permessage-deflate gets plain frames instead.
         ws_per_message_deflate=False,
+        # A websocket message is held to the HTTP body limit (uvicorn's own is 16 MiB): one
+        # over it closes the socket with 1009 before it is parsed.
+        ws_max_size=MAX_BODY_BYTES,
         # The supervisor replaces a worker that does not answer its ping in this time (and
         # handles no signal while it waits): uvicorn's 5 s killed workers still starting
         # Python on a busy machine.

@@ -174,3 +174,46 @@ def test_clients_that_leave_mid_body_are_499s_and_a_405_has_its_request_id(
     [access] = [r for r in records
                 if r["logger"] == "uvicorn.access" and "PUT /graphql" in r["message"]]  # fmt: skip
     assert access["request_id"] == "put-1" and access["message"].endswith(" 405")
+
+
+def test_a_websocket_message_over_the_body_limit_closes_the_socket_with_1009(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """uvicorn is told the HTTP body limit for websocket messages too (its own is 16 MiB):
+    a subscribe message at the limit is answered, one byte over it closes the socket before
+    it is parsed, and the server serves the next socket."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    from app.edge.limits import MAX_BODY_BYTES
+
+    key = cli(env, tmp_path, "tenants", "create", "acme")[-1]
+    with running_server(env, tmp_path) as url:
+        ws_url = url.replace("http://", "ws://") + "/graphql"
+        init = {"type": "connection_init", "payload": {"authorization": f"Bearer {key}"}}
+
+        def subscribe(size: int) -> str:
+            """A subscribe message of `size` bytes (padded by a field the server ignores)."""
+            head = '{"id":"%d","type":"subscribe","payload":{"query":"{ __typename }","x":"'
+            head %= size
+            return head + "a" * (size - len(head) - 3) + '"}}'
+
+        assert len(subscribe(MAX_BODY_BYTES)) == MAX_BODY_BYTES
+        with connect(ws_url, subprotocols=["graphql-transport-ws"], max_size=None) as ws:  # type: ignore[list-item]
+            ws.send(json.dumps(init))
+            assert json.loads(ws.recv(timeout=30)) == {"type": "connection_ack"}
+            ws.send(subscribe(MAX_BODY_BYTES))  # at the limit: answered
+            assert json.loads(ws.recv(timeout=30))["type"] == "next"
+            assert json.loads(ws.recv(timeout=30))["type"] == "complete"
+            # Closed with 1009 as it arrives: the close frame can be lost to the reset of a
+            # connection still sending, so the client sees one or the other.
+            with pytest.raises((ConnectionClosed, ConnectionResetError)):
+                ws.send(subscribe(MAX_BODY_BYTES + 1))
+                ws.recv(timeout=30)
+            frame = ws.protocol.close_rcvd
+            assert frame is None or frame.code == 1009, frame
+        with connect(ws_url, subprotocols=["graphql-transport-ws"]) as ws:  # type: ignore[list-item]
+            ws.send(json.dumps(init))
+            assert json.loads(ws.recv(timeout=30)) == {"type": "connection_ack"}
+    served = (tmp_path / "serve.log").read_text()
+    assert "ERROR" not in served and "Traceback" not in served, served

@@ -239,6 +239,11 @@ async def requester(scope: Scope, container: Container) -> str:
     """The id of the API key that made this request (TenantBound verified it): who changed
     an entry or asked for an erasure."""
     token = bearer_token(scope)
-    key_id = None if token is None else await container.auth.key_id_for(token)
+    return "revoked-key" if token is None else await key_requester(container, token)
+
+
+async def key_requester(container: Container, token: str) -> str:
+    """The id of API key `token` (a request's, or a websocket's from its connection_init)."""
+    key_id = await container.auth.key_id_for(token)
     # Revoked between TenantBound's check and now: still the key that asked.
     return key_id or "revoked-key"

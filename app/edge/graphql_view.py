@@ -82,7 +82,7 @@ def wants_graphql_response(accept: str) -> bool:
     return best[GRAPHQL_RESPONSE] > 0 and best[GRAPHQL_RESPONSE] >= best[JSON]
 
 
-def _is_request_error(result: ExecutionResult) -> bool:
+def is_request_error(result: ExecutionResult) -> bool:
     """Parse, validation or variable errors: execution never started, so no `data`.
 
     A field error that nulls the whole `data` still carries a path, and stays a 200.
@@ -272,10 +272,9 @@ class GraphQLView(GraphQL[Context, None]):
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
         if result.errors:
-            request_id = request.scope["state"].get("request_id")
-            result.errors = [with_code(_unmasked(e, request), request_id) for e in result.errors]
+            result.errors = coded_errors(result.errors, request.scope["state"].get("request_id"))
         response = await super().process_result(request, result)
-        if _wants_graphql_response(request) and _is_request_error(result):
+        if _wants_graphql_response(request) and is_request_error(result):
             response.pop("data", None)
         return response
 
@@ -326,7 +325,13 @@ async def _is_batch(request: Request) -> bool:
     return (await request.body()).lstrip()[:1] == b"["
 
 
-def _unmasked(error: GraphQLError, request: Request) -> GraphQLError:
+def coded_errors(errors: list[GraphQLError], request_id: str | None) -> list[GraphQLError]:
+    """An answer's errors as every transport sends them (HTTP here, the websocket in
+    app/edge/socket_operations.py): each with a code and the request id."""
+    return [with_code(_unmasked(e, request_id), request_id) for e in errors]
+
+
+def _unmasked(error: GraphQLError, request_id: str | None) -> GraphQLError:
     """A masked error caused by a tenant database that cannot serve names it instead."""
     cause = error.__cause__
     if not isinstance(cause, TenantUnavailable):
@@ -335,7 +340,7 @@ def _unmasked(error: GraphQLError, request: Request) -> GraphQLError:
         cause.message, nodes=error.nodes, source=error.source, positions=error.positions,
         path=error.path,
     )  # fmt: skip
-    named.extensions = graphql_extensions(cause, request.scope["state"].get("request_id"))
+    named.extensions = graphql_extensions(cause, request_id)
     return named
 
 

@@ -23,8 +23,10 @@ class Context:
     operation: tuple[str | None, str] | None = None
     # Who asks (the API key id), set by the edge: entry history and erasure receipts.
     actor: Callable[[], Awaitable[str]] | None = None
-    # A websocket (subscriptions): what connection_init carried, and the tenant and key it
-    # authenticated (app/edge/subscriptions.py); `db` is None there.
+    # A websocket: what connection_init carried, and the tenant and key it authenticated
+    # (app/edge/subscriptions.py). The socket's own context has no `db` (a subscription
+    # leases one per page); each query or mutation over it gets a context with one
+    # (app/edge/socket_operations.py).
     connection_params: Any = None
     tenant_id: str | None = None
     api_key: str | None = field(default=None, repr=False)

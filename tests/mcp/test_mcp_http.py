@@ -21,6 +21,7 @@ from app.services.ratelimit import RateLimiter
 from app.storage.tenants import TenantDb
 from tests.conftest import sample
 from tests.mcp.mcp_support import connect, error_of, structured
+from tests.support.graphql_ws import served
 
 URL = "http://testserver/mcp"
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -260,3 +261,22 @@ async def test_the_rate_limit_of_a_key_holds_on_mcp_too(
         refused = await http.post(URL, json=LIST, headers=headers)
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 1
     assert refused.json()["error"]["data"]["code"] == "RATE_LIMITED"
+
+
+async def test_get_opens_no_stream_it_is_a_405_with_or_without_a_key(container: Container) -> None:
+    """Stateless, the server never writes to a GET stream: the specification's 405, so no
+    connection is held open for nothing (a real server, a client reading as a stream)."""
+    _, key = await new_key(container, "acme")
+    sse = {"Accept": "text/event-stream"}
+    async with served(create_app(container=container)) as base_url, httpx2.AsyncClient() as http:
+        for headers in (sse | {"Authorization": f"Bearer {key}"}, sse, {}):
+            async with http.stream("GET", f"{base_url}/mcp", headers=headers) as answer:
+                assert answer.status_code == 405, answer.headers
+                assert answer.headers["allow"] == "POST" and answer.headers["x-request-id"]
+                body = json.loads(await answer.aread())
+            assert body["error"]["data"]["code"] == "METHOD_NOT_ALLOWED"
+            assert "stateless" in body["error"]["message"]
+        # POST is served as before.
+        ok = await http.post(f"{base_url}/mcp", json=LIST,
+                             headers=ACCEPT | {"Authorization": f"Bearer {key}"})  # fmt: skip
+        assert ok.status_code == 200 and len(ok.json()["result"]["tools"]) == 5

@@ -3,7 +3,8 @@
 TenantBound decides the tenant from the API key (same auth cache, rate limit, request ids,
 body limit) and leases its database into scope["state"]["db"] before the SDK sees the
 request; a tool reads it from there. Stateless with JSON responses: any replica can answer
-any request, so a plain load balancer needs no session affinity. The SDK's session manager
+any request, so a plain load balancer needs no session affinity, and GET (a stream for the
+server's own messages, which a stateless server never sends) is a 405. The SDK's session manager
 needs a task group for the app's lifetime: `McpEndpoint.wrap` runs it inside the app's
 lifespan (a new one per lifespan, as the SDK allows one run per manager).
 """
@@ -22,6 +23,7 @@ from app.edge.answers import ErrorAnswers
 from app.edge.auth import TenantBound, requester
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.mcp.server import build_server
+from app.edge.request_ids import current_request_id
 from app.edge.responses import send_json
 from app.storage.tenants import TenantDb
 from app.storage.unavailable import TenantUnavailable
@@ -31,6 +33,11 @@ UNAUTHORIZED = -32001
 RATE_LIMITED = -32002
 UNAVAILABLE = -32003
 INTERNAL = -32603
+INVALID_REQUEST = -32600  # what the SDK answers its own 405s with
+NO_STREAM = (
+    "GET /mcp opens no stream: this server is stateless and answers each POST in its "
+    "response (Streamable HTTP's 405 for a server without a GET stream)"
+)
 
 
 def _rpc_error(code: int, message: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -124,6 +131,8 @@ class McpEndpoint:
         return with_mcp
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        if scope["method"] == "GET":
+            return _no_stream(scope, send)
         manager = self._manager
         if manager is None:
             return _not_started(send)
@@ -138,6 +147,21 @@ class McpEndpoint:
                 limit_first=True,
             )
         return self._bound(scope, receive, send)
+
+
+async def _no_stream(scope: Scope, send: Send) -> None:
+    """GET /mcp: the specification's 405 for a server that offers no stream of its own.
+    Stateless, this server never writes to one, and a GET stream would hold a connection
+    (and a tenant lease) open for nothing; answered before the key is read, as it reveals
+    nothing."""
+    request_id = current_request_id(scope)
+    data = {"code": "METHOD_NOT_ALLOWED", "requestId": request_id}
+    await send_json(
+        send,
+        405,
+        _rpc_error(INVALID_REQUEST, NO_STREAM, data),
+        headers=[(b"allow", b"POST"), (b"x-request-id", request_id.encode())],
+    )
 
 
 async def _not_started(send: Send) -> None:
