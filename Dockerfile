@@ -12,20 +12,24 @@ WORKDIR /src/assets
 COPY assets/package.json assets/package-lock.json ./
 RUN npm ci --no-audit --no-fund --loglevel=error --omit=dev
 
-# --- 2. Python dependencies in a virtualenv ---------------------------------------------
+# --- 2. The package, built as a wheel, in a virtualenv ----------------------------------
 FROM python:3.11-slim AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
-WORKDIR /srv
-# Dependencies first (a cached layer until pyproject.toml changes). The project is
-# installed editable, pointing at /srv/app: the package finds migrations/ and assets/
-# beside it (app/storage/migrate.py, app/config.py), exactly as in a checkout. A stub
-# package is enough here; the real code is copied into the final image at /srv/app.
-COPY pyproject.toml README.md ./
+WORKDIR /src
+# The local embedder first, from the hash-checked file `make` uses (a cached layer until it
+# changes); its wheels are for x86_64: elsewhere the image searches by keywords only.
+COPY requirements/embedder.txt ./requirements/
 RUN python -m venv /opt/venv \
-    && mkdir app && touch app/__init__.py \
-    && /opt/venv/bin/pip install -e . \
-    && rm -r app
+    && { /opt/venv/bin/pip install --require-hashes --no-deps -r requirements/embedder.txt \
+         || echo "the local embedder could not be installed: search stays keyword-only"; }
+# Then the package: a wheel holding app/, its migrations and page files (setup.py), and its
+# dependencies. tests/test_install.py runs these same pip commands outside Docker.
+COPY pyproject.toml setup.py README.md ./
+COPY app ./app
+COPY migrations ./migrations
+RUN /opt/venv/bin/pip wheel --no-deps --wheel-dir dist . \
+    && /opt/venv/bin/pip install dist/jet_memory-*.whl
 
 # --- 3. The runtime image ------------------------------------------------------------
 FROM python:3.11-slim AS runtime
@@ -33,8 +37,6 @@ RUN useradd --create-home --uid 10001 --user-group jet \
     && mkdir /data && chown jet:jet /data && chmod 700 /data
 COPY --from=builder /opt/venv /opt/venv
 WORKDIR /srv
-COPY migrations ./migrations
-COPY app ./app
 COPY --from=assets /src/assets/node_modules ./assets/node_modules
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \

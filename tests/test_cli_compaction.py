@@ -17,10 +17,13 @@ KEY = "gk-live-NEVERPRINTED0123456789"
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Path:
     monkeypatch.setenv("JET_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("JET_LOG_LEVEL", "warning")
     monkeypatch.delenv("JET_GATEWAY_KEY", raising=False)
+    assert jet(capsys, "migrate")[0] == 0  # the one command besides `dev` that creates it
     return tmp_path / "data"
 
 
@@ -113,7 +116,10 @@ def test_bad_settings_are_errors(
 
 def test_show_an_unknown_tenant(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = jet(capsys, "tenants", "show", "nobody")
-    assert code == 1 and err == "error: no tenant 'nobody'\n"
+    # Where it looked: another data directory than the server's is the usual cause.
+    assert code == 1 and err == (
+        f"error: no tenant 'nobody' (looked in the data directory {data_dir}; JET_DATA_DIR)\n"
+    )
 
 
 def seed(data_dir: Path, tenant_id: str, bodies: list[str]) -> None:

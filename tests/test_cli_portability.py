@@ -16,9 +16,12 @@ from tests.services.portability_data import fill
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Path:
     monkeypatch.setenv("JET_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("JET_LOG_LEVEL", "warning")
+    assert jet(capsys, "migrate")[0] == 0  # the one command besides `dev` that creates it
     return tmp_path / "data"
 
 

@@ -43,6 +43,7 @@ def start_server(
 async def test_sigterm_keeps_every_acknowledged_append(
     env: dict[str, str], tmp_path: Path, workers: int
 ) -> None:
+    cli(env, tmp_path, "migrate")
     created = cli(env, tmp_path, "tenants", "create", "acme")
     match = re.search(r"\b(ten_[0-9a-z]{26})\b", created[0])
     assert match, created

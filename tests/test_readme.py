@@ -142,3 +142,32 @@ def test_every_link_between_documents_leads_somewhere() -> None:
                 if anchor not in {_anchor(h) for h in headings}:
                     broken.append(f"{page.name}: {target}#{anchor}")
     assert broken == []
+
+
+def layout_paths() -> list[tuple[str, list[Path]]]:
+    """Each path the README's layout names, with where it may be: a name in the left column
+    under its folder; a path in a description under its entry or at the root."""
+    block = README.split("\n## Layout\n", 1)[1].split("```")[1]
+    found: list[tuple[str, list[Path]]] = []
+    top = entry = ROOT
+    for line in block.splitlines()[1:]:
+        indent = len(line) - len(line.lstrip(" "))
+        names, _, description = line.strip().partition("  ")
+        if indent in (0, 2) and line.strip():
+            base = ROOT if indent == 0 else top
+            for name in names.split():
+                found.append((name, [base / name]))
+            entry = base / names.split()[0]
+            if indent == 0:
+                top = entry
+        else:
+            description = line.strip()
+        for path in re.findall(r"(?<![\w./-])([\w-]+(?:/[\w-]+)*(?:/|\.(?:py|txt)))", description):
+            found.append((path, [entry / path, ROOT / path]))
+    return found
+
+
+def test_every_path_in_the_layout_exists() -> None:
+    paths = layout_paths()
+    assert {"app/", "edge/", "serve.py", "up.py", "mcp/", "console/"} <= {p for p, _ in paths}
+    assert [p for p, where in paths if not any(w.exists() for w in where)] == []

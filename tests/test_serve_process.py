@@ -59,6 +59,7 @@ def running_server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
 
 
 def test_serve_with_cli_tenants_and_keys(env: dict[str, str], tmp_path: Path) -> None:
+    cli(env, tmp_path, "migrate")  # as an operator starts: the CLI creates no database else
     created = cli(env, tmp_path, "tenants", "create", "acme")
     tenant_id = re.search(r"\b(ten_[0-9a-z]{26})\b", created[0])
     assert tenant_id, created
@@ -133,6 +134,7 @@ def test_clients_that_leave_mid_body_are_499s_and_a_405_has_its_request_id(
     closes. The server logs one INFO line per request (no error, no traceback), counts a
     499 (no 500), stores nothing. And a PUT /graphql is a 405 with the client's request
     id, which its access line carries too (JSON logs)."""
+    cli(env, tmp_path, "migrate")  # as an operator starts: the CLI creates no database else
     created = cli(env, tmp_path, "tenants", "create", "acme")
     tenant_id = re.search(r"\b(ten_[0-9a-z]{26})\b", created[0])
     assert tenant_id, created

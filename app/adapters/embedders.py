@@ -47,16 +47,25 @@ class LocalEmbedder:
         return await asyncio.to_thread(self.embed_now, texts)
 
 
+# How to install the local model where it is missing (`make` and the Dockerfile run it).
+INSTALL_HINT = "pip install --require-hashes --no-deps -r requirements/embedder.txt"
+
+
 def load_local() -> LocalEmbedder | None:
     """The local model from the installed wordllama wheel; None (logged) when it is not
-    installed (`make` installs it, docs/search.md)."""
+    installed: it is optional, imported only here (docs/search.md, "The local model")."""
     try:
         import wordllama  # type: ignore[import-untyped]
         from safetensors import safe_open
         from tokenizers import Tokenizer
         from wordllama.inference import WordLlamaInference  # type: ignore[import-untyped]
     except ImportError as exc:
-        log.warning("the local embedder is not installed (%s): search is keyword-only", exc)
+        log.warning(
+            "the local embedder is not installed (%s): tenants on the local model search by "
+            "keywords only; install it with `%s` from the source tree (docs/search.md)",
+            exc,
+            INSTALL_HINT,
+        )
         return None
     # Loaded from the wheel's own files: WordLlama.load() looks for the tokenizer in a
     # directory the wheel does not have and then downloads it.

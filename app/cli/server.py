@@ -3,7 +3,9 @@
 
 import argparse
 import asyncio
+import errno
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,14 +22,38 @@ DEV_TENANT = "dev"
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from app import serve
 
+    host, port = args.host or settings.host, args.port or settings.port
+    if (problem := cannot_listen(host, port)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     if settings.database_url is not None:
         # PostgreSQL: check the database (a Citus cluster's settings) before any API process
         # starts, so a missing setting stops `serve` with its message (app/cli/__init__.py).
         asyncio.run(_check_database(settings))
     workers = serve.worker_count(settings.workers if args.workers is None else args.workers)
-    return serve.run(
-        settings, host=args.host or settings.host, port=args.port or settings.port, workers=workers
-    )
+    return serve.run(settings, host=host, port=port, workers=workers)
+
+
+def cannot_listen(host: str, port: int) -> str | None:
+    """Why the API could not listen on host:port, naming the setting that changes it; None
+    when it can. Checked before starting: uvicorn reports a busy port as a bare errno."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # As uvicorn binds (SO_REUSEADDR): a port left in TIME_WAIT is free, a listening one not.
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (
+                    f"port {port} on {host} is in use: stop what holds it, or set JET_PORT "
+                    "(or --port) to another port"
+                )
+            return (
+                f"cannot listen on {host}:{port} ({exc.strerror}): set JET_HOST and JET_PORT "
+                "(or --host and --port)"
+            )
+    return None
 
 
 async def _check_database(settings: Settings) -> None:
@@ -65,10 +91,13 @@ def cmd_worker_check(settings: Settings, _: argparse.Namespace) -> int:
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     from app import up
 
+    host, port = args.host or settings.host, args.port or settings.port
+    # Before Redis and the worker start, so a busy port stops nothing half-started.
+    if (problem := cannot_listen(host, port)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     workers = settings.workers if args.workers is None else args.workers
-    return up.run(
-        settings, host=args.host or settings.host, port=args.port or settings.port, workers=workers
-    )
+    return up.run(settings, host=host, port=port, workers=workers)
 
 
 WORKERS_HELP = "API processes on the port (default: JET_WORKERS or 1; 0: one per CPU core)"
@@ -96,7 +125,7 @@ def cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
         print(f"control database at head; {len(rows)} tenant databases, {migrated} migrated")
         return 0
 
-    return run(settings, go)
+    return run(settings, go, create=True)
 
 
 def cmd_dev(settings: Settings, _: argparse.Namespace) -> int:
@@ -121,7 +150,7 @@ def cmd_dev(settings: Settings, _: argparse.Namespace) -> int:
         print(f'GraphiQL: {url}  (Headers tab: {{"Authorization": "Bearer <key>"}})')
         return 0
 
-    return run(settings, go)
+    return run(settings, go, create=True)
 
 
 def cmd_mcp(_: Settings, __: argparse.Namespace) -> int:
@@ -164,9 +193,9 @@ def add_parsers(sub: Any) -> None:
     u.add_argument("--workers", type=_workers, help=WORKERS_HELP)
     u.set_defaults(fn=cmd_up)
 
-    sub.add_parser("migrate", help="migrate the control and every tenant database").set_defaults(
-        fn=cmd_migrate
-    )
+    sub.add_parser(
+        "migrate", help="create or migrate the control database, then every tenant database"
+    ).set_defaults(fn=cmd_migrate)
     sub.add_parser("dev", help="ensure a dev tenant and print its API key").set_defaults(fn=cmd_dev)
 
 

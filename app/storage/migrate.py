@@ -1,7 +1,8 @@
 """Alembic, run from code: upgrades a tenant or the control database to head.
 
 Migrations are the only way a schema is created or changed. The per-database alembic
-environments live in migrations/tenant and migrations/control; both call `run_env`.
+environments live in migrations/tenant and migrations/control (app/migrations in a wheel);
+both call `run_env`.
 """
 
 from functools import cache
@@ -19,7 +20,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.storage.postgres import advisory_lock
 
 Kind = Literal["tenant", "control"]
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+
+def _migrations_dir() -> Path:
+    package = Path(__file__).resolve().parents[1]
+    # A wheel carries them inside the package (setup.py); a checkout keeps them at its root.
+    inside = package / "migrations"
+    return inside if inside.is_dir() else package.parent / "migrations"
+
+
+MIGRATIONS_DIR = _migrations_dir()
 
 
 def is_fts_object(name: str | None) -> bool:

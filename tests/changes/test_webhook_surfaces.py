@@ -173,6 +173,7 @@ def test_cli_add_list_remove(
     monkeypatch.setenv("JET_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("JET_LOG_LEVEL", "warning")
     monkeypatch.setenv("JET_WEBHOOK_ALLOWED_NETWORKS", "127.0.0.1/32")
+    assert cli.main(["migrate"]) == 0
     assert cli.main(["tenants", "create", "acme"]) == 0
     capsys.readouterr()
     assert cli.main(["webhooks", "add", "--tenant", "acme", "http://127.0.0.1:9/h",

@@ -123,6 +123,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
         pytest.skip(missing)
     env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")}
     env |= {"JET_DATA_DIR": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
+    migrate = [str(JET), "migrate"]
+    subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
     created = subprocess.run([str(JET), "tenants", "create", "Console Test"], env=env,
                              cwd=tmp_path, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert created.returncode == 0, created.stderr

@@ -60,6 +60,8 @@ def server(browser_available: None, tmp_path: Path) -> Iterator[tuple[str, str]]
     """A running `jet-memory serve` with one tenant: (base URL, API key); stopped by PID."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")}
     env |= {"JET_DATA_DIR": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
+    migrate = [str(JET), "migrate"]
+    subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
     created = subprocess.run(
         [str(JET), "tenants", "create", "Browser Test"],
         env=env,

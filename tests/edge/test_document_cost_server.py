@@ -34,6 +34,7 @@ def test_heavy_documents_are_refused_while_the_service_answers(
     env: dict[str, str],  # noqa: F811 - the fixture imported above
     tmp_path: Path,
 ) -> None:
+    cli(env, tmp_path, "migrate")
     key = cli(env, tmp_path, "tenants", "create", "attacker")[-1]
     other = cli(env, tmp_path, "tenants", "create", "bystander")[-1]
     with running_server(env, tmp_path) as url, httpx.Client(base_url=url, timeout=30) as client:

@@ -144,6 +144,8 @@ def test_a_real_server_answers_400_without_a_traceback(tmp_path: Path, fast_path
         "JET_GRAPHQL_FAST_PATH": fast_path,
         "PYTHONUNBUFFERED": "1",
     }
+    migrate = [str(JET), "migrate"]
+    subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
     created = subprocess.run(
         [str(JET), "tenants", "create", "acme"],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,

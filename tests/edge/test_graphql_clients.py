@@ -52,6 +52,8 @@ def server(tmp_path: Path, fast_path: str, **env_extra: str) -> Iterator[tuple[s
         "PYTHONUNBUFFERED": "1",
         **env_extra,
     }
+    migrate = [str(JET), "migrate"]
+    subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
     created = subprocess.run(
         [str(JET), "tenants", "create", "acme"],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,

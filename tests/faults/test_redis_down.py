@@ -112,6 +112,8 @@ def test_api_serves_and_worker_reconnects_while_redis_restarts(tmp_path: Path) -
         "JET_DATA_DIR": str(tmp_path / "data"), "JET_REDIS_URL": redis.url,
         "JET_LOG_LEVEL": "info", "PYTHONUNBUFFERED": "1",
     }  # fmt: skip
+    migrate = [str(JET), "migrate"]
+    subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
     made = subprocess.run([str(JET), "tenants", "create", "acme"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
     tenant_id = made.stdout.split()[1]

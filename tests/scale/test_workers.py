@@ -116,6 +116,7 @@ def event(ref: str, body: str = "") -> dict[str, Any]:
 async def test_appends_to_one_tenant_through_two_processes_at_once(
     env: dict[str, str], tmp_path: Path
 ) -> None:
+    cli(env, tmp_path, "migrate")
     tenant_id, key = new_tenant(env, tmp_path)
     headers = {"Authorization": f"Bearer {key}"}
     acked: dict[str, str] = {}  # sourceRef -> event id
@@ -192,6 +193,7 @@ def cache_lookups(client: httpx.Client, url: str) -> dict[str, float]:
 def test_caches_never_serve_a_page_older_than_another_process_s_write(
     env: dict[str, str], tmp_path: Path
 ) -> None:
+    cli(env, tmp_path, "migrate")
     _, key = new_tenant(env, tmp_path)
     headers = {"Authorization": f"Bearer {key}"}
     with apis(env, tmp_path, "a", "b") as servers, httpx.Client(timeout=30) as client:

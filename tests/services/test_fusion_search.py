@@ -77,6 +77,17 @@ async def test_a_paraphrase_with_no_word_in_common_ranks_first(
     assert await _search(db, QUESTION, keyword_only=True) == []
 
 
+async def test_without_the_local_model_a_search_goes_by_keywords(
+    container: Container, db: TenantDb
+) -> None:
+    _use(container, None)  # what a process without the embedder's wheel holds
+    for e in [*OTHERS, PARAPHRASE]:
+        await entries.create_entry(db, e)
+    page = await entries.list_entries(db, EntryFilter(search="money back"), first=5, after=None)
+    assert [e.node.title for e in page.edges] == [PARAPHRASE.title]
+    assert page.edges[0].similarity is None and page.edges[0].matched_terms
+
+
 async def test_unrelated_words_find_nothing_by_meaning(container: Container, db: TenantDb) -> None:
     for e in [*OTHERS, PARAPHRASE]:
         await entries.create_entry(db, e)

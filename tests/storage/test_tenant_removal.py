@@ -16,7 +16,12 @@ from app.storage import postgres
 
 
 @pytest.fixture
-def env(tmp_path: Path, database_url: str | None, monkeypatch: pytest.MonkeyPatch) -> Settings:
+def env(
+    tmp_path: Path,
+    database_url: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Settings:
     monkeypatch.setenv("JET_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("JET_LOG_LEVEL", "warning")
     monkeypatch.setenv("JET_AUTH_CACHE_SECONDS", "0")
@@ -24,6 +29,7 @@ def env(tmp_path: Path, database_url: str | None, monkeypatch: pytest.MonkeyPatc
         monkeypatch.setenv("JET_DATABASE_URL", database_url)
     else:
         monkeypatch.delenv("JET_DATABASE_URL", raising=False)
+    assert jet(capsys, "migrate")[0] == 0  # the one command besides `dev` that creates it
     return Settings()
 
 
