@@ -14,8 +14,10 @@ thread, which a forked process would share with its parent; os.urandom is the ke
 """
 
 import os
+import re
 import threading
 import time
+from functools import cache
 
 from ulid_transform import bytes_to_ulid
 
@@ -29,6 +31,10 @@ ERASURE = "era"
 REMOVAL = "rmv"
 WEBHOOK = "whk"
 DELIVERY = "msg"
+
+# What follows the prefix: a ULID as new_ids writes it, lowercase Crockford base32 (no i, l,
+# o or u), its first character 0-7 since the 26 characters hold 128 bits.
+_ULID = "[0-7][0-9a-hjkmnp-tv-z]{25}"
 
 _RANDOM_LIMIT = 1 << 80
 _MAX_MS = (1 << 48) - 1
@@ -61,3 +67,18 @@ def new_ids(prefix: str, n: int) -> list[str]:
     return [
         start + bytes_to_ulid(head + r.to_bytes(10, "big")).lower() for r in range(first, first + n)
     ]
+
+
+def pattern(prefix: str) -> str:
+    """The regular expression (Python and ECMA-262 alike) of the ids with `prefix`."""
+    return f"^{prefix}_{_ULID}$"
+
+
+@cache
+def _matcher(prefix: str) -> "re.Pattern[str]":
+    return re.compile(f"{prefix}_{_ULID}")
+
+
+def is_id(value: str, prefix: str) -> bool:
+    """Whether `value` is an id of `prefix` in the form new_ids makes, nothing around it."""
+    return _matcher(prefix).fullmatch(value) is not None

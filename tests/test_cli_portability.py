@@ -12,7 +12,7 @@ from app import cli
 from app.cli.portability import Progress
 from app.config import Settings
 from app.deps import build
-from tests.services.portability_data import fill
+from tests.services.portability_data import ABSENT, NOT_AN_ID, fill, rebuild, version_line
 
 
 @pytest.fixture
@@ -87,6 +87,23 @@ def test_errors_are_one_line(
         code, out, err = jet(capsys, *argv)
         assert code == 1 and err.startswith(message), (argv, err)
         assert "Traceback" not in err and out == ""
+
+
+def test_the_history_of_an_entry_that_never_existed_is_refused(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert jet(capsys, "tenants", "create", "acme")[0] == 0
+    for entry_id, message in (
+        (NOT_AN_ID, "entry_id must be an id of the form mem_"),
+        (ABSENT, f"entry_id '{ABSENT}' names an entry that is neither in the tenant"),
+    ):
+        made_up = tmp_path / "made-up.jsonl"
+        made_up.write_bytes(rebuild([version_line(entry_id)]))
+        code, out, err = jet(capsys, "import", "acme", str(made_up))
+        assert code == 1 and out == "", (entry_id, out)
+        assert err.startswith(f"error: line 2 (entry_version): {message}"), err
+        code, out, err = jet(capsys, "export", "acme")
+        assert code == 0 and "exported 0 entry, 0 event, 0 provenance, 0 entry_version" in err
 
 
 class Terminal(io.StringIO):

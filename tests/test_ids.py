@@ -88,3 +88,24 @@ def test_threads_share_one_sequence() -> None:
     everything = [i for out in made for i in out]
     assert len(set(everything)) == len(everything) == 4 * 2500
     assert all(out == sorted(out) for out in made)
+
+
+def test_is_id_takes_what_new_ids_makes_and_nothing_else() -> None:
+    made = ids.new_ids(ids.ENTRY, 1000)
+    for good in [*made, "mem_" + "0" * 26, "mem_7" + "z" * 25]:
+        assert ids.is_id(good, ids.ENTRY), good
+        assert re.search(ids.pattern(ids.ENTRY), good), good
+    bad = [
+        "mem_" + "0" * 25,
+        "mem_" + "0" * 27,
+        "mem_8" + "0" * 25,
+        made[0].upper(),
+        made[0] + "\n",
+        " " + made[0],
+        "evt_" + made[0][4:],
+        "mem" + made[0][4:],
+        "../../etc/passwd",
+        *("mem_" + "0" * 25 + c for c in "ilou"),
+    ]
+    for value in bad:
+        assert not ids.is_id(value, ids.ENTRY), value

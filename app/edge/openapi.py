@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from app import __version__
+from app import __version__, ids
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.openapi_parts import (
     HEADERS,
@@ -111,13 +111,13 @@ def openapi_document() -> dict[str, Any]:
         "name": "id",
         "in": "path",
         "required": True,
-        "schema": {"type": "string", "pattern": "^mem_[0-9a-z]{26}$"},
+        "schema": {"type": "string", "pattern": ids.pattern(ids.ENTRY)},
     }
     event_id = {
         "name": "id",
         "in": "path",
         "required": True,
-        "schema": {"type": "string", "pattern": "^evt_[0-9a-z]{26}$"},
+        "schema": {"type": "string", "pattern": ids.pattern(ids.EVENT)},
     }
     if_match = {
         "name": "If-Match",

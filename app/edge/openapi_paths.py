@@ -3,13 +3,14 @@ webhook endpoints, and the list of scopes."""
 
 from typing import Any
 
+from app import ids
 from app.edge.openapi_parts import _json, _ok, _query_parameters, _ref, _responses
 from app.services import limits
 
 
 def _data_rights_paths(entry_id: dict[str, Any], page: dict[str, Any]) -> dict[str, Any]:
     """Entry history and erasure (docs/erasure.md)."""
-    event_id = {**entry_id, "schema": {"type": "string", "pattern": "^evt_[0-9a-z]{26}$"}}
+    event_id = {**entry_id, "schema": {"type": "string", "pattern": ids.pattern(ids.EVENT)}}
     return {
         "/memory/{id}/versions": {
             "parameters": [entry_id],
@@ -78,9 +79,9 @@ def _data_rights_paths(entry_id: dict[str, Any], page: dict[str, Any]) -> dict[s
 def _webhook_paths(delivery_query: dict[str, Any]) -> dict[str, Any]:
     """The /webhooks routes (docs/changes.md)."""
     endpoint_id = {"name": "id", "in": "path", "required": True,
-                   "schema": {"type": "string", "pattern": "^whk_[0-9a-z]{26}$"}}  # fmt: skip
+                   "schema": {"type": "string", "pattern": ids.pattern(ids.WEBHOOK)}}  # fmt: skip
     delivery_id = {"name": "deliveryId", "in": "path", "required": True,
-                   "schema": {"type": "string", "pattern": "^msg_[0-9a-z]{26}$"}}  # fmt: skip
+                   "schema": {"type": "string", "pattern": ids.pattern(ids.DELIVERY)}}  # fmt: skip
     request_id = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
     deleted = {"204": {"description": "deleted, with its delivery log", "headers": request_id}}
     return {

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from app import ids
 from app.errors import InvalidInput, TooLarge
 from app.services import validation
 from app.services.compaction.runs import RunStatus, RunTrigger
@@ -38,13 +39,15 @@ class RecordKind:
     """One kind of record: its name in a line, the table it comes from and goes to, its
     fields (name -> type), whether a scope's export holds it, the fields naming rows of
     other kinds (field -> that kind's table, which the file must bring first or the tenant
-    already hold), and the domain's rules on one record."""
+    already hold), the fields holding ids (field -> the ids' prefix, app/ids.py; a list
+    field, each of its items), and the domain's rules on one record."""
 
     name: str
     table: str
     fields: Mapping[str, str]
     scoped: bool
     references: Mapping[str, str]
+    id_fields: Mapping[str, str]
     check: Callable[[dict[str, Any]], None]
 
 
@@ -107,7 +110,7 @@ KINDS: tuple[RecordKind, ...] = (
         {"id": TEXT, "scope": TEXT, "scope_ref": TEXT + "?", "title": TEXT, "summary": TEXT,
          "tags": TEXTS, "importance": INT, "source": TEXT, "created_at": TIME,
          "updated_at": TIME, "version": INT},
-        True, {}, _check_entry,
+        True, {}, {"id": ids.ENTRY}, _check_entry,
     ),
     RecordKind(
         "event", "memory_events",
@@ -115,21 +118,24 @@ KINDS: tuple[RecordKind, ...] = (
          "source": TEXT + "?", "source_ref": TEXT + "?", "occurred_at": TIME,
          "recorded_at": TIME, "compressed_at": TIME + "?", "compressed_into": TEXT + "?",
          "idempotency_key": TEXT + "?"},
-        True, {"compressed_into": "memory_entries"}, _check_event,
+        True, {"compressed_into": "memory_entries"},
+        {"id": ids.EVENT, "compressed_into": ids.ENTRY}, _check_event,
     ),
     RecordKind(
         "provenance", "memory_entry_sources",
         {"entry_id": TEXT, "event_id": TEXT, "position": INT},
-        True, {"entry_id": "memory_entries", "event_id": "memory_events"}, _check_provenance,
+        True, {"entry_id": "memory_entries", "event_id": "memory_events"},
+        {"entry_id": ids.ENTRY, "event_id": ids.EVENT}, _check_provenance,
     ),
-    # An entry's earlier versions; also of a deleted entry (its history outlives it).
+    # An entry's earlier versions; also of a deleted entry (its history outlives it), which
+    # the import checks apart: see app/services/portability_import.py.
     RecordKind(
         "entry_version", "memory_entry_versions",
         {"entry_id": TEXT, "version": INT, "scope": TEXT, "scope_ref": TEXT + "?",
          "title": TEXT, "summary": TEXT, "tags": TEXTS, "importance": INT, "source": TEXT,
          "created_at": TIME, "updated_at": TIME, "change": TEXT, "changed_at": TIME,
          "changed_by": TEXT},
-        True, {}, _check_version,
+        True, {}, {"entry_id": ids.ENTRY}, _check_version,
     ),
     RecordKind(
         "compaction_run", "compaction_runs",
@@ -140,13 +146,14 @@ KINDS: tuple[RecordKind, ...] = (
          "budget_exceeded": BOOL, "problems": TEXTS, "entries_created": TEXTS,
          "summariser": TEXT, "owner_host": TEXT + "?", "owner_pid": INT + "?",
          "heartbeat_at": TIME + "?"},
-        False, {}, _check_run,
+        False, {}, {"id": ids.RUN, "entries_created": ids.ENTRY}, _check_run,
     ),
     RecordKind(
         "llm_call", "llm_calls",
         {"id": TEXT, "run_id": TEXT + "?", "created_at": TIME, "model": TEXT, "status": TEXT,
          "estimated_tokens": INT, "prompt_tokens": INT, "completion_tokens": INT},
-        False, {"run_id": "compaction_runs"}, _one_of("status", ["reserved", "done", "failed"]),
+        False, {"run_id": "compaction_runs"}, {"id": ids.LLM_CALL, "run_id": ids.RUN},
+        _one_of("status", ["reserved", "done", "failed"]),
     ),
 )  # fmt: skip
 BY_NAME: Mapping[str, RecordKind] = {k.name: k for k in KINDS}
@@ -301,6 +308,20 @@ def decode_fields(kind: RecordKind, line: dict[str, Any]) -> dict[str, Any]:
         if limit is not None and isinstance(value, str) and len(value) > limit:
             raise TooLarge([name], f"{name} is longer than {limit} characters")
     return out
+
+
+def check_ids(kind: RecordKind, record: Mapping[str, Any]) -> None:
+    """Each id field holds an id as this service makes them (app/ids.py) with its kind's
+    prefix: an id is a key the API reads and erases by, never a path or free text."""
+    for name, prefix in kind.id_fields.items():
+        value = record[name]
+        for one in value if isinstance(value, list) else [value]:
+            if one is not None and not ids.is_id(one, prefix):
+                shown = repr(one) if len(one) <= 64 else f"{len(one)} characters"
+                expected = f"{prefix}_ and the 26 characters of a lowercase ULID"
+                raise InvalidInput(
+                    [name], f"{name} must be an id of the form {expected}, got {shown}"
+                )
 
 
 def _check_unknown(kind: RecordKind, line: dict[str, Any]) -> None:

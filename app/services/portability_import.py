@@ -18,6 +18,7 @@ from app.services.portability import (
     MAX_LINE_BYTES,
     VERSION,
     RecordKind,
+    check_ids,
     decode_fields,
     decode_verified,
     identity,
@@ -94,6 +95,7 @@ def _record(n: int, value: dict[str, Any], *, check: bool) -> tuple[RecordKind, 
         return kind, decode_verified(kind, value)
     try:
         record = decode_fields(kind, value)
+        check_ids(kind, record)
         kind.check(record)
     except ExpectedError as exc:
         raise type(exc)(
@@ -102,11 +104,21 @@ def _record(n: int, value: dict[str, Any], *, check: bool) -> tuple[RecordKind, 
     return kind, record
 
 
-def verify(f: BinaryIO) -> int:
-    """Read the whole file once: the header, every record (kind, fields, the domain's
-    rules), then the trailer's counts and checksum. Returns the number of records."""
+@dataclass
+class Verified:
+    """What the verifying pass learnt: the number of records, and the entries whose deletion
+    the file records (entry id -> the highest version of its `delete` versions)."""
+
+    records: int
+    deleted: dict[str, int]
+
+
+def verify(f: BinaryIO) -> Verified:
+    """Read the whole file once: the header, every record (kind, fields, ids, the domain's
+    rules), then the trailer's counts and checksum."""
     digest = hashlib.sha256()
     counts: dict[str, int] = {}
+    deleted: dict[str, int] = {}
     end: dict[str, Any] | None = None
     for n, line in _lines(f):
         if n == 1:
@@ -118,8 +130,11 @@ def verify(f: BinaryIO) -> int:
         if "end" in value and "record" not in value:
             end = value
             continue
-        kind, _ = _record(n, value, check=True)
+        kind, record = _record(n, value, check=True)
         counts[kind.name] = counts.get(kind.name, 0) + 1
+        if kind.name == "entry_version" and record["change"] == "delete":
+            entry_id = record["entry_id"]
+            deleted[entry_id] = max(deleted.get(entry_id, 0), record["version"])
         digest.update(line)
     if end is None:
         raise InvalidInput(["file"], "the file has no trailer line: it is empty or cut short")
@@ -135,7 +150,7 @@ def verify(f: BinaryIO) -> int:
             ["sha256"], "checksum mismatch: the record lines are not the ones exported "
             f"(trailer {end.get('sha256')!r}, file {digest.hexdigest()!r})",
         )  # fmt: skip
-    return sum(counts.values())
+    return Verified(sum(counts.values()), deleted)
 
 
 async def import_file(
@@ -144,7 +159,8 @@ async def import_file(
     """Verify the file (`verify`), then store its records into the tenant: a record the
     tenant already holds, the same in every field, is skipped; one held with other values
     is a Conflict naming its line. An import stopped half way resumes when run again."""
-    total = verify(f)
+    verified = verify(f)
+    total = verified.records
     f.seek(0)
     result = ImportResult()
     done = 0
@@ -163,7 +179,7 @@ async def import_file(
             if item is None:
                 break
             # Batches are stored in file order (a record may name one of the batch before).
-            writing = asyncio.create_task(_store(db, *item, result))
+            writing = asyncio.create_task(_store(db, *item, result, verified.deleted))
     finally:
         if writing is not None and not writing.done():
             # The reading failed while a batch was written: that batch's transaction
@@ -202,8 +218,10 @@ async def _store(
     kind: RecordKind,
     batch: list[tuple[int, dict[str, Any]]],
     result: ImportResult,
+    deleted: dict[str, int],
 ) -> int:
-    """Store one batch in one transaction; the number of its records."""
+    """Store one batch in one transaction; the number of its records. `deleted`: the
+    entries whose deletion the file records (Verified.deleted)."""
     async with write_transaction(db.engine, bulk=True) as conn:
         held = await tables.stored(conn, kind.table, [identity(kind, r) for _, r in batch])
         new: list[tuple[int, dict[str, Any]]] = []
@@ -225,6 +243,8 @@ async def _store(
             await _check_idempotency_keys(conn, new)
         for name, table in kind.references.items():
             await _check_references(conn, kind, name, table, new)
+        if kind.name == "entry_version":
+            await _check_history(conn, new, deleted)
         await tables.insert_rows(conn, kind.table, [r for _, r in new])
     result.stored[kind.name] = result.stored.get(kind.name, 0) + len(new)
     return len(batch)
@@ -261,3 +281,31 @@ async def _check_references(
                 ["line", str(n), name], f"line {n} ({kind.name}): {name} {r[name]!r} names "
                 "a record that is neither in the tenant nor earlier in the file",
             )  # fmt: skip
+
+
+async def _check_history(
+    conn: Any, new: list[tuple[int, dict[str, Any]]], deleted: dict[str, int]
+) -> None:
+    """A version names its entry, in the tenant (a file brings entries before versions) or,
+    for a deleted entry's history, a `delete` version of that entry at its version or above,
+    in the file or the tenant: else a restore would make an entry that never existed."""
+    wanted = {r["entry_id"] for _, r in new}
+    if not wanted:
+        return
+    held = await tables.stored(conn, "memory_entries", [(w,) for w in wanted])
+    missing = wanted - {k[0] for k in held}
+    if not missing:
+        return
+    held_deleted = await tables.deleted_versions(conn, sorted(missing))
+    for n, r in new:
+        entry_id, version = r["entry_id"], r["version"]
+        if entry_id in missing and version > max(
+            deleted.get(entry_id, 0), held_deleted.get(entry_id, 0)
+        ):
+            raise InvalidInput(
+                ["line", str(n), "entry_id"],
+                f"line {n} (entry_version): entry_id {entry_id!r} names an entry that is "
+                "neither in the tenant nor earlier in the file, and no delete version of it "
+                f"at version {version} or later, in the file or the tenant, records that it "
+                "was deleted",
+            )

@@ -179,6 +179,17 @@ async def stored(
     return found
 
 
+async def deleted_versions(conn: AsyncConnection, entry_ids: Sequence[str]) -> dict[str, int]:
+    """entry id -> the highest version of its `delete` versions, among `entry_ids`."""
+    ve = entry_versions_table
+    stmt = (
+        select(ve.c.entry_id, func.max(ve.c.version))
+        .where(in_list(ve.c.entry_id, list(entry_ids)), ve.c.change == "delete")
+        .group_by(ve.c.entry_id)
+    )
+    return {e: v for e, v in (await conn.execute(stmt)).all()}
+
+
 async def event_ids_by_idempotency_key(
     conn: AsyncConnection, keys: Sequence[str]
 ) -> dict[str, str]:

@@ -1,14 +1,18 @@
 """A tenant with every kind of record, for the export and import tests: events (some
 with idempotency keys and source refs), manual entries, a compaction run that folded old
-events into a summary (provenance, compressed events) and an LLM call."""
+events into a summary (provenance, compressed events) and an LLM call; and files made by
+hand from record lines."""
 
+import hashlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 from sqlalchemy import insert
 
+from app import ids
 from app.deps import Container
-from app.services import compaction, context, entries, events
+from app.services import compaction, context, entries, events, portability
 from app.services.compaction import RunTrigger
 from app.services.records import (
     EntryFilter,
@@ -24,6 +28,41 @@ from app.storage.tenants import TenantDb
 from app.storage.transactions import write_transaction
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+NOT_AN_ID = "mem_01m9nonexist00000000000000"  # the issue's: no ULID holds an o or an i
+ABSENT = "mem_01m9zzzzzzzzzzzzzzzzzzzzzz"  # an entry id, of no entry
+
+
+def version_line(entry_id: str, version: int = 1, change: str = "update") -> bytes:
+    """An entry_version record line, made by hand."""
+    record = {
+        "record": "entry_version",
+        "entry_id": entry_id,
+        "version": version,
+        "scope": "entity",
+        "scope_ref": "ent_acme",
+        "title": "Never was",
+        "summary": "Invented.",
+        "tags": [],
+        "importance": 3,
+        "source": "manual",
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+        "change": change,
+        "changed_at": "2026-01-02T00:00:00Z",
+        "changed_by": "compactor",
+    }
+    return orjson.dumps(record) + b"\n"
+
+
+def rebuild(lines: list[bytes]) -> bytes:
+    """A file of these record lines with a valid header and trailer (counts, checksum)."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        kind = orjson.loads(line)["record"]
+        counts[kind] = counts.get(kind, 0) + 1
+    digest = hashlib.sha256(b"".join(lines)).hexdigest()
+    return portability.header(None, None) + b"".join(lines) + portability.trailer(counts, digest)
 
 
 async def fill(
@@ -72,7 +111,7 @@ async def fill(
     assert run.events_compressed == 5, run
     async with write_transaction(db.engine) as conn:
         await conn.execute(insert(llm_calls_table).values(
-            id=f"llm_{ref}", run_id=run.id, created_at=NOW, model="m", status="done",
+            id=ids.new_id(ids.LLM_CALL), run_id=run.id, created_at=NOW, model="m", status="done",
             estimated_tokens=10, prompt_tokens=8, completion_tokens=2,
         ))  # fmt: skip
 

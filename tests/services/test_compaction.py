@@ -666,9 +666,8 @@ async def test_two_runs_at_once_never_fold_an_event_twice(
     settings: Settings,
     http: httpx.AsyncClient,
 ) -> None:
-    buckets = 12
-    for i in range(buckets):
-        await seed(db, f"ent_{i:02d}", [300, 250, 200, 150])
+    buckets = [f"ent_{i:02d}" for i in range(12)]
+    bucket_of = {e: ref for ref in buckets for e in await seed(db, ref, [300, 250, 200, 150])}
     slow = FakeGateway(auto=lambda r: replace(summary_of(r), delay=0.05))
     await slow.start()
     # A second registry: its own engine on the same file, as a second worker process has.
@@ -683,21 +682,78 @@ async def test_two_runs_at_once_never_fold_an_event_twice(
         await other.aclose()
         await slow.stop()
 
+    # The runs may race for every bucket or for none (one finds them folded by the other):
+    # whichever way they interleave, these hold.
     links = await provenance(db)
-    event_ids = [e for _, e, _ in links]
-    assert len(event_ids) == len(set(event_ids)) == buckets * 4  # each folded exactly once
+    # Nothing lost and nothing folded twice: every old event in exactly one summary.
+    assert sorted(e for _, e, _ in links) == sorted(bucket_of)
     state = await folded(db)
     assert all(state[e].compressed_into == entry for entry, e, _ in links)
-    assert a.buckets_compacted + b.buckets_compacted == buckets
+    # A whole bucket or none of it: one summary a bucket, of all its events, in its scope.
+    by_entry: dict[str, list[str]] = {}
+    for entry, e, _ in links:
+        by_entry.setdefault(entry, []).append(bucket_of[e])
+    assert sorted(by_entry.values()) == [[ref] * 4 for ref in buckets]
     async with read_transaction(db.engine) as conn:
-        count = (await conn.execute(select(func.count()).select_from(en_t))).scalar()
-    assert count == buckets == len(a.entries_created) + len(b.entries_created)  # no duplicate
-    # Both runs raced for the same buckets (the gateway's delay overlaps them); the loser
-    # of each race rolled back and said so.
-    raced = a.problems + b.problems
-    assert raced and all("folded by another run meanwhile" in line for line in raced)
-    # Losing a race is not a failure: the bucket was folded, by the other run.
-    assert a.status is b.status is RunStatus.SUCCEEDED
+        stored = dict((await conn.execute(select(en_t.c.id, en_t.c.scope_ref))).all())
+    assert stored == {entry: refs[0] for entry, refs in by_entry.items()}
+    # The runs' records add up to it: each bucket counted once, by the run that folded it.
+    assert sorted(a.entries_created + b.entries_created) == sorted(by_entry)
+    assert a.buckets_compacted + b.buckets_compacted == len(buckets)
+    assert a.events_compressed + b.events_compressed == len(bucket_of)
+    for one, winner in ((a, b), (b, a)):
+        # A bucket a run skipped is one it lost to the other, which folded it; losing a
+        # race is not a failure.
+        assert one.buckets_skipped == len(one.problems)
+        won = {f"entity {by_entry[entry][0]}" for entry in winner.entries_created}
+        for line in one.problems:
+            label, why = line.split(": ", 1)
+            assert label in won and why.endswith("folded by another run meanwhile; left to it")
+        assert one.status is RunStatus.SUCCEEDED
+
+
+class Held:
+    """The built-in summariser, held at its first call until released."""
+
+    name = "held"
+    remote = False
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def summarise(self, events: list[EventText], **kw: Any) -> SummaryResult:
+        self.asked.set()
+        await self.release.wait()
+        return await BuiltinSummariser().summarise(events, **kw)
+
+
+async def test_a_run_that_loses_a_race_leaves_the_bucket_whole_to_the_winner(
+    tenant: TenantFixture, db: TenantDb, settings: Settings
+) -> None:
+    event_ids = await seed(db, "ent_acme", [300, 250, 200, 150])
+    held = Held()
+    other = TenantDatabases(settings)
+    try:
+        async with other.lease(tenant.id) as db2:
+            # The loser has read the bucket and waits for its summary while the winner folds.
+            loser = asyncio.create_task(run(db, held, settings))
+            await asyncio.wait_for(held.asked.wait(), timeout=60)
+            winner = await run(db2, BuiltinSummariser(), settings)
+            held.release.set()
+            lost = await loser
+    finally:
+        await other.aclose()
+    [entry] = winner.entries_created
+    assert await provenance(db) == [(entry, e, i) for i, e in enumerate(event_ids)]
+    assert {f.compressed_into for f in (await folded(db)).values()} == {entry}
+    assert lost.status is RunStatus.SUCCEEDED and lost.entries_created == []
+    assert (lost.buckets_considered, lost.buckets_compacted, lost.events_compressed) == (1, 0, 0)
+    assert lost.problems == [
+        "entity ent_acme: 4 of its events were folded by another run meanwhile; left to it"
+    ]
+    async with read_transaction(db.engine) as conn:
+        assert (await conn.execute(select(func.count()).select_from(en_t))).scalar() == 1
 
 
 # ------------------------------------------------------------------- run records

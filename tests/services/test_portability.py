@@ -9,14 +9,22 @@ import orjson
 import pytest
 from sqlalchemy import func, select
 
+from app import ids
 from app.deps import Container
-from app.errors import Conflict, ExpectedError, InvalidInput, TooLarge
-from app.services import portability, portability_import
-from app.services.records import Scope
+from app.errors import Conflict, ExpectedError, InvalidInput, NotFound, TooLarge
+from app.services import entries, history, portability, portability_import, restore
+from app.services.records import EntryIn, EntryPatch, EntrySource, Scope
 from app.storage.models import events_table
 from app.storage.tenants import TenantDb
 from tests.conftest import TenantFixture, make_tenant
-from tests.services.portability_data import answers, fill
+from tests.services.portability_data import (
+    ABSENT,
+    NOT_AN_ID,
+    answers,
+    fill,
+    rebuild,
+    version_line,
+)
 from tests.support.pooled import pooled_pragmas
 
 
@@ -26,16 +34,6 @@ async def export(db: TenantDb, **kw: object) -> bytes:
 
 def records(data: bytes) -> list[bytes]:
     return data.splitlines(keepends=True)[1:-1]
-
-
-def rebuild(lines: list[bytes]) -> bytes:
-    """A file of these record lines with a valid header and trailer (counts, checksum)."""
-    counts: dict[str, int] = {}
-    for line in lines:
-        kind = orjson.loads(line)["record"]
-        counts[kind] = counts.get(kind, 0) + 1
-    digest = hashlib.sha256(b"".join(lines)).hexdigest()
-    return portability.header(None, None) + b"".join(lines) + portability.trailer(counts, digest)
 
 
 async def import_bytes(db: TenantDb, data: bytes) -> portability_import.ImportResult:
@@ -338,3 +336,189 @@ async def test_an_import_hands_its_connections_back_as_it_found_them(
     before = await pooled_pragmas(other.engine, "cache_size")
     await import_bytes(other, filled)
     assert await pooled_pragmas(other.engine, "cache_size") == before
+
+
+# --------------------------------------------------------------------------- ids and history
+
+
+async def assert_no_history(db: TenantDb, entry_id: str) -> None:
+    assert (await history.versions(db, entry_id, first=10, after=None)).edges == []
+    with pytest.raises(NotFound):
+        await restore.restore_entry(db, entry_id, 1, expected_version=None, by="operator")
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "message"),
+    [
+        (NOT_AN_ID, "entry_id must be an id of the form mem_ and the 26 characters"),
+        (ABSENT, f"entry_id '{ABSENT}' names an entry that is neither in the tenant nor"),
+    ],
+)
+async def test_the_history_of_an_entry_that_never_existed_is_refused(
+    other: TenantDb, entry_id: str, message: str
+) -> None:
+    with pytest.raises(InvalidInput) as err:
+        await import_bytes(other, rebuild([version_line(entry_id)]))
+    assert err.value.message.startswith(f"line 2 (entry_version): {message}")
+    assert err.value.field == ["line", "2", "entry_id"]
+    assert records(await export(other)) == []
+    await assert_no_history(other, entry_id)
+
+
+async def test_a_version_above_its_entrys_recorded_deletion_is_refused(other: TenantDb) -> None:
+    lines = [version_line(ABSENT, 1, "delete"), version_line(ABSENT, 2)]
+    with pytest.raises(InvalidInput, match="line 3 \\(entry_version\\): entry_id .* at version 2"):
+        await import_bytes(other, rebuild(lines))
+    await assert_no_history(other, ABSENT)
+
+
+async def test_an_event_with_a_path_for_an_id_is_refused(other: TenantDb, filled: bytes) -> None:
+    lines = records(filled)
+    at = next(i for i, line in enumerate(lines) if b'"record":"event"' in line)
+    changed = orjson.loads(lines[at])
+    changed["id"] = "../../etc/passwd"
+    lines[at] = orjson.dumps(changed) + b"\n"
+    with pytest.raises(InvalidInput) as err:
+        await import_bytes(other, rebuild(lines))
+    assert err.value.message == (
+        f"line {at + 2} (event): id must be an id of the form evt_ and the 26 characters of "
+        "a lowercase ULID, got '../../etc/passwd'"
+    )
+    assert err.value.field == ["line", str(at + 2), "id"]
+    assert records(await export(other)) == []
+
+
+ID_FIELDS = [
+    ("entry", "id", "mem"),
+    ("event", "id", "evt"),
+    ("event", "compressed_into", "mem"),
+    ("provenance", "entry_id", "mem"),
+    ("provenance", "event_id", "evt"),
+    ("entry_version", "entry_id", "mem"),
+    ("compaction_run", "id", "run"),
+    ("compaction_run", "entries_created", "mem"),
+    ("llm_call", "id", "llm"),
+    ("llm_call", "run_id", "run"),
+]
+
+
+def test_every_field_holding_an_id_is_declared_and_tested() -> None:
+    declared = {(k.name, f, p) for k in portability.KINDS for f, p in k.id_fields.items()}
+    assert declared == set(ID_FIELDS)
+    for kind in portability.KINDS:
+        named = {f for f in kind.fields if f == "id" or f.endswith("_id")}
+        assert named | set(kind.references) <= set(kind.id_fields), kind.name
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../../etc/passwd",
+        "{prefix}_" + "0" * 25,  # a character short
+        "{prefix}_" + "0" * 25 + "i",  # not Crockford base32
+        "{prefix}_" + "0" * 25 + "A",  # not lowercase
+        "{prefix}_8" + "0" * 25,  # over the 128 bits of a ULID
+        "{other}_" + "0" * 26,  # another kind's id
+        " {prefix}_" + "0" * 26,
+    ],
+)
+@pytest.mark.parametrize(("kind", "field", "prefix"), ID_FIELDS)
+async def test_a_malformed_id_in_any_id_field_is_refused_naming_its_line(
+    other: TenantDb, filled: bytes, kind: str, field: str, prefix: str, bad: str
+) -> None:
+    value = bad.format(prefix=prefix, other="evt" if prefix != "evt" else "mem")
+    assert not ids.is_id(value, prefix)
+    lines = records(filled)
+    at = next(
+        i
+        for i, line in enumerate(lines)
+        if orjson.loads(line)["record"] == kind and orjson.loads(line)[field]
+    )
+    changed = orjson.loads(lines[at])
+    changed[field] = [*changed[field], value] if isinstance(changed[field], list) else value
+    lines[at] = orjson.dumps(changed) + b"\n"
+    with pytest.raises(InvalidInput) as err:
+        await import_bytes(other, rebuild(lines))
+    assert err.value.message == (
+        f"line {at + 2} ({kind}): {field} must be an id of the form {prefix}_ and the 26 "
+        f"characters of a lowercase ULID, got {value!r}"
+    )
+    assert records(await export(other)) == []
+
+
+def note(title: str) -> EntryIn:
+    return EntryIn(
+        scope=Scope.ENTITY,
+        scope_ref="ent_acme",
+        title=title,
+        summary="v1",
+        tags=["roas"],
+        importance=3,
+        source=EntrySource.MANUAL,
+    )
+
+
+async def deleted_entries(db: TenantDb) -> list[str]:
+    """Entries whose history outlives them, in every shape a history takes; their ids."""
+    updated = await entries.create_entry(db, note("Updated, then deleted"))
+    await entries.update_entry(db, updated.id, EntryPatch(summary="v2"), by="key_portability")
+    await entries.update_entry(db, updated.id, EntryPatch(summary="v3"), by="key_portability")
+    await entries.delete_entry(db, updated.id, by="operator")
+    plain = await entries.create_entry(db, note("Deleted unchanged"))
+    await entries.delete_entry(db, plain.id, by="operator")
+    twice = await entries.create_entry(db, note("Deleted, restored, deleted"))
+    await entries.delete_entry(db, twice.id, by="operator")
+    await restore.restore_entry(db, twice.id, 1, expected_version=1, by="operator")
+    await entries.update_entry(db, twice.id, EntryPatch(summary="v3"), by="key_portability")
+    await entries.delete_entry(db, twice.id, by="operator")
+    back = await entries.create_entry(db, note("Deleted, then restored"))
+    await entries.delete_entry(db, back.id, by="operator")
+    await restore.restore_entry(db, back.id, 1, expected_version=1, by="operator")
+    return [updated.id, plain.id, twice.id, back.id]
+
+
+async def history_of(db: TenantDb, entry_ids: list[str]) -> list[object]:
+    return [
+        (await entries.get_entry(db, i), await history.versions(db, i, first=20, after=None))
+        for i in entry_ids
+    ]
+
+
+async def test_a_tenant_with_deleted_entries_history_round_trips(
+    container: Container,
+    tenant: TenantFixture,
+    db: TenantDb,
+    other: TenantDb,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    await fill(container, tenant.id, db)
+    gone = await deleted_entries(db)
+    data = await export(db)
+    versions = [orjson.loads(r) for r in records(data) if b'"record":"entry_version"' in r]
+    assert {v["entry_id"] for v in versions} >= set(gone)
+    # One record a batch: a deleted entry's versions reach the tenant before its delete.
+    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 1)
+    await import_bytes(other, data)
+    assert records(await export(other)) == records(data)
+    assert await history_of(other, gone) == await history_of(db, gone)
+    assert await entries.get_entry(other, gone[0]) is None
+    back = await restore.restore_entry(other, gone[0], 2, expected_version=3, by="operator")
+    assert (back.id, back.version, back.summary) == (gone[0], 4, "v2")
+
+    third = await make_tenant(container, "third")
+    subject = await export(db, scope=Scope.ENTITY, scope_ref="ent_acme")
+    async with container.tenants.lease(third.id) as leased:
+        await import_bytes(leased, subject)
+        assert records(await export(leased, scope=Scope.ENTITY, scope_ref="ent_acme")) == (
+            records(subject)
+        )
+        assert await history_of(leased, gone) == await history_of(db, gone)
+
+
+async def test_a_deletion_the_tenant_holds_admits_the_earlier_versions(other: TenantDb) -> None:
+    await import_bytes(other, rebuild([version_line(ABSENT, 2, "delete")]))
+    await import_bytes(other, rebuild([version_line(ABSENT, 1)]))
+    got = await history.versions(other, ABSENT, first=10, after=None)
+    assert [(v.node.version, v.node.change) for v in got.edges] == [(2, "delete"), (1, "update")]
+    with pytest.raises(InvalidInput, match="line 2 \\(entry_version\\): entry_id .* at version 3"):
+        await import_bytes(other, rebuild([version_line(ABSENT, 3)]))
