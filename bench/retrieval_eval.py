@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -148,8 +148,10 @@ def cli(data_dir: Path, *args: str) -> str:
     """`jet-memory ARGS` on the data dir (run from its parent, so no .env is read)."""
     env = {**os.environ, "JET_DATA_DIR": str(data_dir)}
     done = subprocess.run(
-        [JET, *args], env=env, cwd=data_dir.parent, capture_output=True, text=True, check=True
+        [JET, *args], env=env, cwd=data_dir.parent, capture_output=True, text=True
     )
+    if done.returncode != 0:
+        raise RuntimeError(f"jet-memory {' '.join(args)} failed: {done.stderr.strip()[-500:]}")
     return done.stdout
 
 
@@ -343,14 +345,14 @@ class Packing:
         self.events.append(len(roles))
         self.entries.append(entries)
 
-    def summary(self, assistant: str = "assistant") -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
         total = sum(self.roles.values())
         if not {"user", "assistant"} & set(self.roles):
             total = 0  # speakers by name (LoCoMo): no assistant to count
         return {
             "events per context": median(self.events) if self.events else 0,
             "summaries per context": median(self.entries) if self.entries else 0,
-            "assistant share": round(self.roles.get(assistant, 0) / total, 3) if total else None,
+            "assistant share": round(self.roles.get("assistant", 0) / total, 3) if total else None,
             "median chars": median(self.chars) if self.chars else None,
         }
 
@@ -372,7 +374,7 @@ class Run:
         return self.packing.setdefault(key, Packing())
 
 
-def _tie(markdown: str, answers: dict[str, str]) -> Any:
+def _tie(markdown: str, answers: dict[str, str]) -> Callable[[str, str], bool]:
     """Orders two turns folded into one summary by where their statements' values appear."""
     low = markdown.lower()
 
