@@ -123,10 +123,11 @@ class McpEndpoint:
 
         return with_mcp
 
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         manager = self._manager
         if manager is None:
-            return _not_started(send)
+            await _not_started(send)
+            return
         container = self._get_container()
         if self._bound is None or self._bound_for != (container, manager):
             self._bound_for = (container, manager)
@@ -137,7 +138,7 @@ class McpEndpoint:
                 limit=MAX_BODY_BYTES,
                 limit_first=True,
             )
-        return self._bound(scope, receive, send)
+        await self._bound(scope, receive, send)
 
 
 async def _not_started(send: Send) -> None:
