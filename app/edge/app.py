@@ -135,9 +135,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             await bound(scope, receive, send)
 
     class SubscriptionEndpoint:
-        """The websocket at /graphql (app/edge/subscriptions.py), on the same schema as HTTP:
-        with the fast path on, each event of a plain selection is one dict
-        (app/graphql/fastpath/events.py)."""
+        """The websocket at /graphql (app/edge/subscriptions.py), on the same schema as HTTP
+        (with the fast path on, its short cuts too)."""
 
         view: SubscriptionView | None = None
         container: Container | None = None
