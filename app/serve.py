@@ -69,7 +69,6 @@ def _uvicorn(settings: Settings, *, host: str, port: int, workers: int) -> None:
     import uvicorn
 
     from app.edge.limits import MAX_BODY_BYTES
-    from app.edge.server import HTTP_PROTOCOL
 
     uvicorn.run(
         "app.main:create_app",
@@ -84,8 +83,6 @@ def _uvicorn(settings: Settings, *, host: str, port: int, workers: int) -> None:
         # No `server: uvicorn` on every response: it tells a scanner what runs here, and
         # each header costs uvicorn's per-header checks on the way out.
         server_header=False,
-        # uvicorn's protocol (httptools), one socket write per response (app/edge/server.py).
-        http=HTTP_PROTOCOL,
         # A subscription's frames are a few hundred bytes each: compressing them cost more
         # CPU than their bytes (docs/changes.md, "Cost"), and a client asking for
         # permessage-deflate gets plain frames instead.

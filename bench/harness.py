@@ -157,15 +157,6 @@ def proc_rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def _http_protocol() -> str:
-    """The HTTP protocol `jet-memory serve` gives uvicorn (older code: uvicorn's auto)."""
-    try:
-        from app.edge.server import HTTP_PROTOCOL
-    except ImportError:
-        return "auto"
-    return HTTP_PROTOCOL
-
-
 def _dotted(obj: Any) -> str:
     """A class in a logging config, by its dotted name (older app/logs.py gave classes)."""
     return f"{obj.__module__}.{obj.__qualname__}"
@@ -257,8 +248,6 @@ class Server:
             "--no-server-header",
             "--log-config",
             str(log_config),
-            "--http",
-            _http_protocol(),
         ]
         if not self.access_log:
             cmd.append("--no-access-log")

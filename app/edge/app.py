@@ -13,7 +13,7 @@ import contextlib
 import gc
 import html
 import logging
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -111,11 +111,10 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         bound_graphql_response: TenantBound | None = None
         container: Container | None = None
 
-        def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-            # Not a coroutine itself: it returns the one that answers the request (a frame
-            # fewer to create and to resume through on every request).
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             if page is not None and is_graphiql_page(scope):
-                return page(scope, receive, send)
+                await page(scope, receive, send)
+                return
             # The container exists once lifespan has started, and is a new one when the
             # lifespan restarts (test clients do that): never serve a closed one.
             c = holder["c"]
@@ -133,12 +132,11 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             wants = scope[WANTS_KEY] = wants_graphql_response(_accept(scope))
             bound = self.bound_graphql_response if wants else self.bound
             assert bound is not None
-            return bound(scope, receive, send)
+            await bound(scope, receive, send)
 
     class SubscriptionEndpoint:
-        """The websocket at /graphql (app/edge/subscriptions.py), on the same schema as HTTP:
-        with the fast path on, each event of a plain selection is one dict
-        (app/graphql/fastpath/events.py)."""
+        """The websocket at /graphql (app/edge/subscriptions.py), on the same schema as HTTP
+        (with the fast path on, its short cuts too)."""
 
         view: SubscriptionView | None = None
         container: Container | None = None

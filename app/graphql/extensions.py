@@ -67,12 +67,12 @@ def operation_of(execution_context: Any) -> tuple[str | None, str] | None:
         return name, "unknown"
 
 
-def note_operation(execution_context: Any, operation: tuple[str | None, str] | None = None) -> None:
+def note_operation(execution_context: Any) -> None:
     """Leave the operation's (name, type) in the context's `operation` for the edge's
-    metrics labels. `operation`: what `operation_of` would answer, when already known."""
+    metrics labels."""
     context = execution_context.context
     if hasattr(context, "operation"):
-        context.operation = operation_of(execution_context) if operation is None else operation
+        context.operation = operation_of(execution_context)
 
 
 class NoteOperation(SchemaExtension):

@@ -55,7 +55,6 @@ from app.services.records import (
     EntrySource,
     EventFilter,
     EventIn,
-    new_event_in,
 )
 
 log = logging.getLogger(__name__)
@@ -87,7 +86,7 @@ def _with_input(exc: ExpectedError) -> ExpectedError:
 
 
 def _event_in(i: AppendMemoryEventInput) -> EventIn:
-    return new_event_in(
+    return EventIn(
         scope=i.scope, scope_ref=i.scope_ref, kind=i.kind, body=i.body, source=i.source,
         source_ref=i.source_ref, occurred_at=i.occurred_at, idempotency_key=i.idempotency_key,
     )  # fmt: skip

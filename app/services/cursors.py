@@ -4,7 +4,6 @@ belong to. A cursor never names a tenant: it is only ever read in the caller's t
 import base64
 import binascii
 import json
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,48 +11,25 @@ import orjson
 
 from app.errors import InvalidInput
 
-# Hand-written JSON and base64url for the common keys: a page encodes one cursor per edge,
-# and json.dumps plus base64.urlsafe_b64encode cost several times what is below. The text
-# is byte for byte what json.dumps(separators=(",", ":"), ensure_ascii=True) writes (the
-# tests compare the two), so every cursor, earlier ones included, decodes the same way.
-# Strings of these characters need no escaping in JSON; anything else takes json.dumps.
-_PLAIN = re.compile(r"[A-Za-z0-9_ .:+\-]*").fullmatch
-_URLSAFE = bytes.maketrans(b"+/", b"-_")
-_b2a = binascii.b2a_base64
-
-
-def _b64(raw: bytes) -> str:
-    # base64.urlsafe_b64encode, minus its Python wrappers, and without the padding.
-    return _b2a(raw, newline=False).translate(_URLSAFE).rstrip(b"=").decode()
-
 
 def encode(kind: str, key: list[Any]) -> str:
-    out = '["' + kind + '"' if _PLAIN(kind) is not None else None
-    for v in key:
-        if out is None:
-            break
-        cls = v.__class__
-        if cls is str and _PLAIN(v) is not None:
-            out += ',"' + v + '"'
-        elif cls is int:  # not bool: json writes true/false
-            out += "," + str(v)
-        else:
-            out = None
-    if out is None:
-        out = json.dumps([kind, *key], separators=(",", ":"), ensure_ascii=True)
-    else:
-        out += "]"
-    return _b64(out.encode())
+    """`kind` and `key` (text, integers, datetimes as isoformat() writes them) as base64url
+    JSON without padding."""
+    return base64.urlsafe_b64encode(_json([kind, *key])).rstrip(b"=").decode()
 
 
-def encode_at(kind: str, at: datetime, ident: str) -> str:
-    """encode(kind, [at.isoformat(), ident]), the key of lists ordered by (time, id), for
-    a plain `kind`. orjson writes an aware UTC datetime as isoformat() does, in a third of
-    the time, and the rest as compact json.dumps does when every string is an ASCII
-    identifier (the ids of app.ids, e.g. evt_01j…); anything else takes encode."""
-    if at.tzinfo is UTC and ident.isascii() and ident.isidentifier():
-        return _b64(orjson.dumps([kind, at, ident]))
-    return encode(kind, [at.isoformat(), ident])
+def _json(value: list[Any]) -> bytes:
+    # orjson: a page encodes one cursor per edge, and json.dumps (with isoformat()) costs
+    # several times as much. Where orjson writes a character as it is (beyond ASCII, DEL)
+    # or refuses it (a lone surrogate), json.dumps escapes it: json.dumps then, so a key's
+    # cursor is the same text whichever wrote it.
+    try:
+        raw = orjson.dumps(value)
+        if raw.isascii() and b"\x7f" not in raw:
+            return raw
+    except orjson.JSONEncodeError:
+        pass
+    return json.dumps(value, separators=(",", ":"), default=datetime.isoformat).encode()
 
 
 def decode(kind: str, cursor: str, *, types: tuple[type, ...], field: str = "after") -> list[Any]:

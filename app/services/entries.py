@@ -22,13 +22,13 @@ from app.services.entry_rows import COLUMNS, to_entry
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
 from app.services.records import (
+    Edge,
     Entry,
     EntryFilter,
     EntryIn,
     EntryPatch,
     Event,
     Page,
-    new_edge,
 )
 from app.storage import fulltext
 from app.storage.lists import in_list, storable
@@ -244,7 +244,7 @@ async def list_entries(
         )
         entries = [to_entry(r) for r in await conn.execute(stmt)]
     edges = [
-        new_edge(cursors.encode("entries", [e.updated_at.isoformat(), e.id]), e)
+        Edge(cursors.encode("entries", [e.updated_at.isoformat(), e.id]), e)
         for e in entries[:first]
     ]
     return Page(edges, has_next_page=len(entries) > first)
@@ -279,5 +279,5 @@ async def source_events(
         .limit(first + 1)
     )
     rows = await read_rows(db.engine, stmt)
-    edges = [new_edge(cursors.encode("sources", [r.position]), to_event(r)) for r in rows[:first]]
+    edges = [Edge(cursors.encode("sources", [r.position]), to_event(r)) for r in rows[:first]]
     return Page(edges, has_next_page=len(rows) > first)

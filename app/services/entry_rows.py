@@ -3,7 +3,7 @@ and the Entry they make."""
 
 from typing import Any
 
-from app.services.records import Entry, EntrySource, Scope, new_entry
+from app.services.records import Entry, EntrySource, Scope
 from app.storage.models import entries_table as en
 
 COLUMNS = [
@@ -19,7 +19,7 @@ def to_entry(row: Any) -> Entry:
         id_, scope, scope_ref, title, summary, tags, importance, source, created_at,
         updated_at, version,
     ) = row[:_N_COLUMNS]  # fmt: skip
-    return new_entry(
+    return Entry(
         id=id_, scope=Scope(scope), scope_ref=scope_ref, title=title, summary=summary,
         tags=list(tags), importance=importance, source=EntrySource(source),
         created_at=created_at, updated_at=updated_at, version=version,

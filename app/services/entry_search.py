@@ -9,7 +9,7 @@ from sqlalchemy import Select, bindparam, func, select
 
 from app.services import cursors, fusion, search
 from app.services.entry_rows import COLUMNS, to_entry
-from app.services.records import Entry, EntryFilter, Page, new_edge
+from app.services.records import Edge, Entry, EntryFilter, Page
 from app.storage import fulltext, reads
 from app.storage.lists import in_list
 from app.storage.models import entries_table as en
@@ -141,7 +141,7 @@ def _search_page(
         entry = to_entry(row)
         matched = search.matched_terms(words, [entry.title, entry.summary, *entry.tags])
         cursor = cursors.encode("entries-search", [hwm, offset + i + 1])
-        edges.append(new_edge(cursor, entry, search.score(words, matched), matched))
+        edges.append(Edge(cursor, entry, search.score(words, matched), matched))
     return Page(edges, has_next_page=len(rows) > first)
 
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app import ids
 from app.errors import InvalidInput, NotFound, TooLarge
 from app.services import cursors, history, limits, validation
-from app.services.records import ErasureReceipt, Page, Scope, new_edge
+from app.services.records import Edge, ErasureReceipt, Page, Scope
 from app.storage.erasure import erasing_transaction, vacuum_tenant
 from app.storage.lists import in_list, storable
 from app.storage.models import changes_table as ch
@@ -200,7 +200,7 @@ async def list_erasures(db: TenantDb, *, first: int, after: str | None) -> Page[
     )
     rows: Sequence[Any] = await read_rows(db.engine, stmt)
     edges = [
-        new_edge(cursors.encode("erasures", [r[1].isoformat(), r[0]]), _receipt(r))
+        Edge(cursors.encode("erasures", [r[1].isoformat(), r[0]]), _receipt(r))
         for r in rows[:first]
     ]
     return Page(edges, has_next_page=len(rows) > first)

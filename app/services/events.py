@@ -14,14 +14,12 @@ from app.errors import Conflict, ExpectedError, ExpectedErrors, InvalidInput, To
 from app.services import cursors, limits, search, validation
 from app.services.records import (
     Appended,
+    Edge,
     Event,
     EventFilter,
     EventIn,
     Page,
     Scope,
-    new_appended,
-    new_edge,
-    new_event,
 )
 from app.storage import event_log, fulltext, reads
 from app.storage.group_commit import GroupCommitter
@@ -42,7 +40,7 @@ def to_event(row: Any) -> Event:
         id_, scope, scope_ref, kind, body, source, source_ref, occurred_at, recorded_at,
         compressed_at, compressed_into, idempotency_key,
     ) = row[:_N_COLUMNS]  # fmt: skip
-    return new_event(
+    return Event(
         id_, _SCOPES.get(scope) or Scope(scope), scope_ref, kind, body, source, source_ref,
         occurred_at, recorded_at, compressed_at, compressed_into, idempotency_key,
     )  # fmt: skip
@@ -139,14 +137,14 @@ def _decide(
             stored = (known.get(key) or pending.get(key)) if key else None
             if stored is not None:
                 if _same_content(stored, new):
-                    out.append(new_appended(stored, True))
+                    out.append(Appended(stored, True))
                     continue
                 field = [str(i), "idempotencyKey"] if request.batch else ["idempotencyKey"]
                 errors.append(Conflict(
                     field, f"idempotencyKey {key!r} was already used for a different event",
                 ))  # fmt: skip
                 continue
-            event = new_event(
+            event = Event(
                 id=next(fresh), scope=new.scope, scope_ref=new.scope_ref,
                 kind=new.kind, body=new.body, source=new.source, source_ref=new.source_ref,
                 occurred_at=new.occurred_at or now, recorded_at=now, compressed_at=None,
@@ -154,7 +152,7 @@ def _decide(
             )  # fmt: skip
             if key:
                 pending[key] = event
-            out.append(new_appended(event, False))
+            out.append(Appended(event, False))
         if errors:
             results.append(errors[0] if len(errors) == 1 else ExpectedErrors(errors))
             continue
@@ -185,8 +183,7 @@ async def list_events(
     if flt.search is not None:
         return await _search_page(db, flt, first=first, after=after)
     events, has_next_page = await _list_page(db, flt, first=first, after=after)
-    encode_at = cursors.encode_at
-    edges = [new_edge(encode_at("events", e.occurred_at, e.id), e) for e in events]
+    edges = [Edge(cursors.encode("events", [e.occurred_at, e.id]), e) for e in events]
     return Page(edges, has_next_page)
 
 
@@ -205,7 +202,7 @@ async def list_events_next(
     if not has_next_page:
         return events, None
     last = events[-1]
-    return events, cursors.encode_at("events", last.occurred_at, last.id)
+    return events, cursors.encode("events", [last.occurred_at, last.id])
 
 
 def _check_filter(flt: EventFilter, first: int) -> None:
@@ -356,7 +353,7 @@ async def _search_events(
     )
     rows = list(await conn.execute(stmt))
     edges = [
-        new_edge(cursors.encode("events-search", [hwm, offset + i + 1]), to_event(row), -row.rank)
+        Edge(cursors.encode("events-search", [hwm, offset + i + 1]), to_event(row), -row.rank)
         for i, row in enumerate(rows[:first])
     ]
     return Page(edges, has_next_page=len(rows) > first)

@@ -19,7 +19,7 @@ from app.adapters.embedders import Embedder, QueryVectors
 from app.adapters.gateway import GatewayError
 from app.errors import BudgetExceeded
 from app.services import cursors, search, vector_matrix
-from app.services.records import Entry, EntryFilter, Page, new_edge
+from app.services.records import Edge, Entry, EntryFilter, Page
 from app.services.vector_matrix import ANY_REF, Matrices, Matrix, Where
 from app.storage import fulltext, reads, vectors
 from app.storage.lists import in_list
@@ -147,7 +147,7 @@ async def fused_page(
         cursor = cursors.encode("entries-search", [hwm, offset + i + 1])
         sim = similarity.get(seq)
         edges.append(
-            new_edge(cursor, entry, search.score(words, matched), matched,
+            Edge(cursor, entry, search.score(words, matched), matched,
                      None if sim is None else round(sim, 4))
         )  # fmt: skip
     return Page(

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import InvalidInput
 from app.services import cursors, validation
-from app.services.records import Entry, EntrySource, EntryVersion, Page, Scope, new_edge
+from app.services.records import Edge, Entry, EntrySource, EntryVersion, Page, Scope
 from app.storage import entry_versions
 from app.storage.lists import storable
 from app.storage.models import entry_versions_table as ve
@@ -90,5 +90,5 @@ async def versions(
         conds.append(ve.c.version < below)
     stmt = select(*COLUMNS).where(*conds).order_by(ve.c.version.desc()).limit(first + 1)
     rows: Sequence[Any] = await read_rows(db.engine, stmt)
-    edges = [new_edge(cursors.encode("versions", [r[1]]), to_version(r)) for r in rows[:first]]
+    edges = [Edge(cursors.encode("versions", [r[1]]), to_version(r)) for r in rows[:first]]
     return Page(edges, has_next_page=len(rows) > first)

@@ -1,10 +1,9 @@
 """What services take and return: plain frozen records, independent of any API surface."""
 
-from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 
 class Scope(StrEnum):
@@ -183,48 +182,3 @@ class Page(Generic[T]):
         if self.end is not None:
             return self.end
         return self.edges[-1].cursor if self.edges else None
-
-
-R = TypeVar("R")
-
-
-def fast_constructor(cls: type[R]) -> Callable[..., R]:
-    """A constructor of `cls`, a frozen slotted dataclass, that builds the very same
-    immutable instance faster.
-
-    A frozen dataclass's __init__ sets each field through object.__setattr__ (it must get
-    past the class's own __setattr__, which refuses), and a page of events or a batch of
-    appends builds one per row.
-    Here the instance is built by a plain slotted twin of `cls` with the same slots in
-    the same order, then given its class: `__class__` assignment is allowed between
-    classes of identical layout, and from then on it is an instance of `cls` like any
-    other (frozen, equal and hashing by value). tests/services/test_records.py holds the
-    two constructions equal."""
-    specs: list[Any] = []
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.default is not MISSING:
-            specs.append((f.name, Any, field(default=f.default)))
-        elif f.default_factory is not MISSING:
-            specs.append((f.name, Any, field(default_factory=f.default_factory)))
-        else:
-            specs.append((f.name, Any))
-    # The same bases (Generic[T] for Edge): the layouts must match up to `object`.
-    bases = getattr(cls, "__orig_bases__", cls.__bases__)
-    twin = make_dataclass(f"_{cls.__name__}Builder", specs, bases=bases, slots=True, eq=False)
-    if twin.__slots__ != getattr(cls, "__slots__", None):  # type: ignore[attr-defined]
-        raise TypeError(f"{cls.__name__} is not a slotted dataclass")
-
-    def build(*args: Any, **kwargs: Any) -> R:
-        obj: Any = twin(*args, **kwargs)
-        obj.__class__ = cls
-        return obj  # type: ignore[no-any-return]
-
-    build.__doc__ = f"{cls.__name__}(...), built by fast_constructor"
-    return build
-
-
-new_event: Callable[..., Event] = fast_constructor(Event)
-new_event_in: Callable[..., EventIn] = fast_constructor(EventIn)
-new_entry: Callable[..., Entry] = fast_constructor(Entry)
-new_appended: Callable[..., Appended] = fast_constructor(Appended)
-new_edge: Callable[..., Edge[Any]] = fast_constructor(Edge)

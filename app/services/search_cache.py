@@ -48,7 +48,7 @@ from sqlalchemy import select
 
 from app import metrics
 from app.services import search
-from app.services.records import Entry, EntryFilter, Page, new_edge, new_entry
+from app.services.records import Edge, Entry, EntryFilter, Page
 from app.storage import reads
 from app.storage.models import entries_revision_table
 from app.storage.tenants import TenantDb
@@ -222,9 +222,9 @@ def _thaw(frozen: _Frozen) -> Page[Entry]:
     edges, has_next_page = frozen
     return Page(
         [
-            new_edge(
+            Edge(
                 cursor,
-                new_entry(*fields[:5], list(fields[5]), *fields[6:]),
+                Entry(*fields[:5] + (list(fields[5]),) + fields[6:]),
                 score,
                 None if matched is None else list(matched),
                 similarity,

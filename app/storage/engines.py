@@ -8,7 +8,6 @@ lock upgrade) and migrations are transactional. `fast_path` picks the dialect: t
 short cuts of app/storage/sqlite/fastpath, or stock SQLAlchemy + aiosqlite.
 """
 
-import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -18,9 +17,7 @@ from sqlalchemy.engine import Connection, ExceptionContext
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool
 
-from app.storage.sqlite.fastpath.dialect import SCHEME
-from app.storage.sqlite.fastpath.shared_dialect import SharedDialectEngines
-from app.storage.sqlite.fastpath.writer_lock import WriterLockedConnection
+from app.storage.sqlite.fastpath import SCHEME, SharedDialectEngines
 from app.storage.unavailable import TenantUnavailable, classify
 
 # An execution option: the statement that opens a transaction ("BEGIN" by default).
@@ -37,7 +34,7 @@ def _prepare_file(path: Path) -> None:
 
 
 def _async_creator(
-    path: Path, *, synchronous: str, busy_timeout_ms: int, fast_path: bool
+    path: Path, *, synchronous: str, busy_timeout_ms: int
 ) -> Callable[[], Awaitable[aiosqlite.Connection]]:
     # Every connection's settings, run by SQLite in one call (one hop to aiosqlite's
     # thread, where a `connect` event's cursor would take one per PRAGMA and more).
@@ -56,12 +53,7 @@ def _async_creator(
         # fast path's `read_rows` runs statements on the event loop's thread too, one
         # statement at a time per connection (SQLAlchemy's checkout, the adapter's mutex),
         # and the sqlite3 module serialises calls on a connection anyway.
-        # The fast path's group commit queues writers of other processes on a file lock
-        # (fastpath.writer_lock); stock connections are plain sqlite3 ones.
-        factory = WriterLockedConnection if fast_path else sqlite3.Connection
-        conn = await aiosqlite.connect(
-            path, isolation_level=None, check_same_thread=False, factory=factory
-        )
+        conn = await aiosqlite.connect(path, isolation_level=None, check_same_thread=False)
         try:
             await conn.executescript(pragmas)
         except BaseException:
@@ -109,9 +101,7 @@ def sqlite_engine(
 ) -> AsyncEngine:
     """One SQLite database's engine (the control database; tests)."""
     _prepare_file(path)
-    connect = _async_creator(
-        path, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms, fast_path=fast_path
-    )
+    connect = _async_creator(path, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms)
     engine = create_async_engine(
         f"{SCHEME if fast_path else _STOCK_SCHEME}:///{path}",
         async_creator=connect,
@@ -134,16 +124,12 @@ class SqliteEngines:
         self._synchronous = synchronous
         self._busy_timeout_ms = busy_timeout_ms
         self._pool_size = pool_size
-        self._fast_path = fast_path
         self._shared = SharedDialectEngines(pool_size=pool_size) if fast_path else None
 
     async def engine(self, path: Path) -> AsyncEngine:
         _prepare_file(path)
         connect = _async_creator(
-            path,
-            synchronous=self._synchronous,
-            busy_timeout_ms=self._busy_timeout_ms,
-            fast_path=self._fast_path,
+            path, synchronous=self._synchronous, busy_timeout_ms=self._busy_timeout_ms
         )
         if self._shared is None:
             return _listen(_stock_engine(path, connect, pool_size=self._pool_size))

@@ -17,7 +17,8 @@ from app.storage import changes, fulltext, locks, scopes
 from app.storage.group_commit import GroupCommitter
 from app.storage.lists import in_list
 from app.storage.models import events_table as ev
-from app.storage.sqlite.fastpath import appends
+from app.storage.sqlite.fastpath import Rows, append_batch_on_thread
+from app.storage.sqlite.writer_lock import WriterLock
 from app.storage.types import sqlite_text
 
 # The columns of an event as the services read it (app.services.events.to_event's order).
@@ -122,16 +123,22 @@ def group_committer(
         return await append_batch(conn, keys(requests), lambda rows: decide(requests, rows))
 
     def apply_on_thread(conn: Any, requests: Sequence[Req]) -> list[Res | BaseException]:
-        def decide_rows(rows: Sequence[Any]) -> tuple[list[Res | BaseException], appends.Rows]:
+        def decide_rows(rows: Sequence[Any]) -> tuple[list[Res | BaseException], Rows]:
             result, to_insert = decide(requests, rows)
             return result, _sqlite_rows(to_insert)
 
-        return appends.append_batch_on_thread(
-            conn, BY_KEYS, keys(requests), decide_rows, _INSERT_COLUMNS
-        )
+        return append_batch_on_thread(conn, BY_KEYS, keys(requests), decide_rows, _INSERT_COLUMNS)
 
+    # Writers of one SQLite file in other processes (serve --workers) queue on its lock.
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    writer_lock = WriterLock(database) if database and database != ":memory:" else None
     return GroupCommitter(
-        engine, apply, apply_on_thread=apply_on_thread, size=size, max_size=max_size
+        engine,
+        apply,
+        apply_on_thread=apply_on_thread,
+        size=size,
+        max_size=max_size,
+        writer_lock=writer_lock,
     )
 
 

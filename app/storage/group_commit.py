@@ -16,8 +16,8 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage.sqlite.fastpath.dialect import OneHopDialect
-from app.storage.sqlite.fastpath.on_thread import write_on_thread
+from app.storage.sqlite.fastpath import OneHopDialect, write_on_thread
+from app.storage.sqlite.writer_lock import WriterLock
 from app.storage.transactions import write_transaction
 from app.storage.unavailable import TenantUnavailable
 
@@ -41,8 +41,11 @@ class GroupCommitter(Generic[Req, Res]):
         apply_on_thread: ApplyOnThread[Req, Res] | None = None,
         size: Callable[[Req], int] = lambda _: 1,
         max_size: int = 2000,
+        writer_lock: WriterLock | None = None,
     ) -> None:
         self._engine = engine
+        # Held around each transaction: writers in other processes queue on it.
+        self._writer_lock = writer_lock
         self._apply = apply
         # The SQLite fast path only; otherwise `apply` runs in write_transaction.
         self._on_thread = apply_on_thread if isinstance(engine.dialect, OneHopDialect) else None
@@ -73,6 +76,8 @@ class GroupCommitter(Generic[Req, Res]):
         if self._task is not None:
             self._queue.put_nowait(None)
             await self._task
+        if self._writer_lock is not None:
+            self._writer_lock.close()
 
     async def _run(self) -> None:
         try:
@@ -138,6 +143,12 @@ class GroupCommitter(Generic[Req, Res]):
                 future.set_result(result)
 
     async def _transaction(self, requests: list[Req]) -> list[Res | BaseException]:
+        if self._writer_lock is None:
+            return await self._write(requests)
+        async with self._writer_lock.held():
+            return await self._write(requests)
+
+    async def _write(self, requests: list[Req]) -> list[Res | BaseException]:
         on_thread = self._on_thread
         if on_thread is not None:
             results = await write_on_thread(self._engine, lambda conn: on_thread(conn, requests))

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Select
 
 from app.storage import tenants
-from app.storage.sqlite.fastpath import search
+from app.storage.sqlite import fastpath
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, read_statement
 
@@ -33,7 +33,7 @@ async def search_rows(
     """The rows of an entry search's page (`statement` built once and kept, one statement:
     it reads one snapshot on its own), `words` being the question's words."""
     if db.fast_path:
-        return await search.search_rows(
+        return await fastpath.search_rows(
             db.engine,
             db.inline_reader(),
             db.word_counts,

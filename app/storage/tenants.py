@@ -24,10 +24,8 @@ from app.config import Settings
 from app.storage import migrate, postgres
 from app.storage.engines import SqliteEngines
 from app.storage.group_commit import GroupCommitter
-from app.storage.sqlite.fastpath.dialect import OneHopDialect
-from app.storage.sqlite.fastpath.inline_reader import InlineReader
-from app.storage.sqlite.fastpath.search import WordCounts
-from app.storage.sqlite.fastpath.writer_lock import SUFFIX as WRITER_LOCK_SUFFIX
+from app.storage.sqlite.fastpath import InlineReader, OneHopDialect, WordCounts
+from app.storage.sqlite.writer_lock import SUFFIX as WRITER_LOCK_SUFFIX
 from app.storage.templates import DatabaseTemplates, claim_spare, copy_sqlite
 from app.storage.transactions import read_statement, write_transaction
 

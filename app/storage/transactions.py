@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.storage.engines import BEGIN_OPTION, NO_BEGIN
-from app.storage.sqlite.fastpath.dialect import INLINE_OPTION, OneHopDialect
+from app.storage.sqlite.fastpath import INLINE_OPTION, OneHopDialect
 
 # A bulk write's page cache, in KiB (SQLite). With the default 2 MiB, a write that touches
 # more of an index than that (an import's batch, an erasure's full-text merge) spills and

@@ -21,9 +21,9 @@ from app.services import cursors, entries, entry_search, events, search_cache
 from app.services.records import (
     EntryFilter,
     EntryIn,
+    Event,
     EventIn,
     Scope,
-    new_event,
 )
 from app.storage import event_log, fulltext
 from app.storage.engines import sqlite_engine
@@ -271,7 +271,7 @@ async def test_appends_on_the_thread_store_what_the_stock_insert_stores(
         pytest.skip("compares the fast path with the stock path (JET_SQLITE_FAST_PATH=0)")
     now = T0 + timedelta(days=1)
     batch = [
-        new_event(
+        Event(
             f"evt_{i:04d}",
             (Scope.ENTITY, Scope.INSTITUTIONAL)[i % 2],
             None if i % 2 else f"ref ü {i % 3}",

@@ -1,5 +1,6 @@
-"""The group commit of appends queues on the tenant's writer lock (fastpath.writer_lock), so
-writers in other processes (serve --workers) wake when it is free instead of polling."""
+"""The group commit of appends queues on the tenant's writer lock (app/storage/sqlite/
+writer_lock.py), so writers in other processes (serve --workers) wake when it is free instead
+of polling; with the SQLite fast path on or off (it is behaviour, not a short cut)."""
 
 import asyncio
 import fcntl
@@ -12,7 +13,7 @@ from app.config import Settings
 from app.deps import build
 from app.services import events
 from app.services.records import EventIn, Scope
-from app.storage.sqlite.fastpath.writer_lock import SUFFIX
+from app.storage.sqlite.writer_lock import SUFFIX, WriterLock
 
 
 @pytest.fixture
@@ -23,8 +24,6 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
 
 
 async def test_an_append_waits_for_the_writer_lock_held_elsewhere(settings: Settings) -> None:
-    if not settings.sqlite_fast_path:
-        pytest.skip("the writer lock belongs to the SQLite fast path (JET_SQLITE_FAST_PATH=0)")
     c = await build(settings)
     try:
         async with c.tenants.lease("t_lock") as db:
@@ -47,3 +46,32 @@ async def test_an_append_waits_for_the_writer_lock_held_elsewhere(settings: Sett
             assert len(stored) == 1
     finally:
         await c.aclose()
+
+
+async def test_a_cancelled_wait_lets_the_lock_go_once_it_has_it(tmp_path: Path) -> None:
+    database = tmp_path / "t.db"
+    lock = WriterLock(database)
+    fd = os.open(f"{database}{SUFFIX}", os.O_RDWR | os.O_CREAT)  # another process's writer
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+        async def write() -> None:
+            async with lock.held():
+                pass
+
+        waiting = asyncio.create_task(write())
+        await asyncio.sleep(0.3)
+        assert not waiting.done(), "the writer did not wait for the lock"
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        abandoned = lock._abandoned  # the thread still waiting for the lock
+        assert abandoned is not None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        await asyncio.wait_for(asyncio.shield(abandoned), 30)  # it has taken the lock
+        await asyncio.sleep(0)
+        # ... and let it go: the other writer takes it at once.
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+        lock.close()

@@ -130,12 +130,14 @@ class McpEndpoint:
 
         return with_mcp
 
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] == "GET":
-            return _no_stream(scope, send)
+            await _no_stream(scope, send)
+            return
         manager = self._manager
         if manager is None:
-            return _not_started(send)
+            await _not_started(send)
+            return
         container = self._get_container()
         if self._bound is None or self._bound_for != (container, manager):
             self._bound_for = (container, manager)
@@ -146,7 +148,7 @@ class McpEndpoint:
                 limit=MAX_BODY_BYTES,
                 limit_first=True,
             )
-        return self._bound(scope, receive, send)
+        await self._bound(scope, receive, send)
 
 
 async def _no_stream(scope: Scope, send: Send) -> None:

@@ -23,7 +23,7 @@ from app.edge.rest.models import (
     _limit,
     _utc,
 )
-from app.edge.rest.parsing import parse_body, parse_query, read_body, require_json
+from app.edge.rest.parsing import parse_body, parse_query, require_json
 from app.edge.rest.problems import LIST_NAMES, service_errors
 from app.edge.rest.response_models import (
     MemoryEntry,
@@ -147,7 +147,7 @@ async def list_versions(request: Request, db: TenantDb, _: Container) -> Respons
 
 async def restore_entry(request: Request, db: TenantDb, container: Container) -> Response:
     require_json(request)
-    i = parse_body(await read_body(request), RESTORE_IN)
+    i = parse_body(await request.body(), RESTORE_IN)
     with service_errors("body", {"id": ("id", "path")}):
         entry = await restore.restore_entry(
             db, request.path_params["id"], i.version, expected_version=i.expected_version,
@@ -158,7 +158,7 @@ async def restore_entry(request: Request, db: TenantDb, container: Container) ->
 
 async def erase_subject(request: Request, db: TenantDb, container: Container) -> Response:
     require_json(request)
-    i = parse_body(await read_body(request), ERASE_IN)
+    i = parse_body(await request.body(), ERASE_IN)
     with service_errors("body"):
         receipt = await erasure.erase_subject(
             db, i.scope, i.scope_ref, by=await requester(request.scope, container)

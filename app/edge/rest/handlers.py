@@ -34,7 +34,6 @@ from app.edge.rest.parsing import (
     is_json_array,
     parse_body,
     parse_query,
-    read_body,
     require_json,
     require_json_type,
     two_headers,
@@ -105,7 +104,7 @@ async def list_entries(request: Request, db: TenantDb, _: Container) -> Response
 
 async def create_entry(request: Request, db: TenantDb, _: Container) -> Response:
     require_json(request)
-    i = parse_body(await read_body(request), ENTRY_IN)
+    i = parse_body(await request.body(), ENTRY_IN)
     entry_in = EntryIn(
         scope=i.scope, scope_ref=i.scope_ref, title=i.title, summary=i.summary,
         tags=list(i.tags or []), importance=3 if i.importance is None else i.importance,
@@ -134,7 +133,7 @@ async def update_entry(request: Request, db: TenantDb, container: Container) -> 
     """PATCH: the fields given change."""
     allowed = if_match_versions(request)
     require_json(request)
-    i = parse_body(await read_body(request), ENTRY_PATCH_IN)
+    i = parse_body(await request.body(), ENTRY_PATCH_IN)
     by = await requester(request.scope, container)
     return await _apply(db, request.path_params["id"], allowed, i, i.expected_version, by)
 
@@ -144,7 +143,7 @@ async def replace_entry(request: Request, db: TenantDb, container: Container) ->
     entry_id = request.path_params["id"]
     allowed = if_match_versions(request)
     require_json(request)
-    i = parse_body(await read_body(request), ENTRY_PUT_IN)
+    i = parse_body(await request.body(), ENTRY_PUT_IN)
     expected = i.expected_version
     if i.version is not None and expected is not None and expected != i.version:
         raise HttpProblem(
@@ -249,7 +248,7 @@ async def delete_entry(request: Request, db: TenantDb, container: Container) -> 
 async def append_events(request: Request, db: TenantDb, container: Container) -> Response:
     content_type, header_key = two_headers(request.scope, b"content-type", b"idempotency-key")
     require_json_type(content_type)
-    raw = await read_body(request)
+    raw = await request.body()
     max_rows = container.settings.group_commit_max_rows
     if is_json_array(raw):
         if header_key is not None:

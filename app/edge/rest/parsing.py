@@ -1,11 +1,11 @@
-"""Reading a REST request: Content-Type, the body (whole), its JSON into a model, the query
-string into a model, If-Match and two headers in one pass; failures become problems."""
+"""Reading a REST request: Content-Type, the body's JSON into a model, the query string
+into a model, If-Match and two headers in one pass; failures become problems."""
 
 import re
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.types import Scope as AsgiScope
 
 from app.edge.rest.models import AppendMemoryEventInput, QueryModel
@@ -17,7 +17,7 @@ from app.edge.rest.problems import (
     unknown_name,
     validation_problem,
 )
-from app.services.records import Entry, EventIn, new_event_in
+from app.services.records import Entry, EventIn
 
 T = TypeVar("T")
 Q = TypeVar("Q", bound=QueryModel)
@@ -44,26 +44,6 @@ def require_json_type(ctype: str | None) -> None:
             [field_error("Content-Type", "header", "UNSUPPORTED_MEDIA_TYPE",
                     "send the body as JSON: Content-Type: application/json (UTF-8)")],
         )  # fmt: skip
-
-
-async def read_body(request: Request) -> bytes:
-    """`await read_body(request)` as Starlette reads it (ClientDisconnect if the client left
-    first), without its async generator and `aclosing` per request: this is every write's
-    path. Kept on the request, so a later `request.body()` answers the same bytes."""
-    chunks: list[bytes] = []
-    receive = request.receive
-    while True:
-        message = await receive()
-        if message["type"] == "http.request":
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        elif message["type"] == "http.disconnect":
-            raise ClientDisconnect()
-    body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    request._body = body
-    request._stream_consumed = True
-    return body
 
 
 def parse_body(raw: bytes, adapter: TypeAdapter[T]) -> T:
@@ -130,7 +110,7 @@ def if_match_versions(request: Request) -> list[int] | None:
 
 
 def event_in(i: AppendMemoryEventInput, idempotency_key: str | None) -> EventIn:
-    return new_event_in(
+    return EventIn(
         scope=i.scope, scope_ref=i.scope_ref, kind=i.kind, body=i.body, source=i.source,
         source_ref=i.source_ref, occurred_at=i.occurred_at, idempotency_key=idempotency_key,
     )  # fmt: skip

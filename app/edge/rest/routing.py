@@ -2,7 +2,7 @@
 by method to app/edge/rest/handlers.py and answering every failure as problem+json."""
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.routing import BaseRoute, Route
@@ -64,9 +64,7 @@ class Resource:
         self._app: ASGIApp | None = None
         self._container: Container | None = None
 
-    def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> Awaitable[None]:
-        # Not a coroutine itself: it returns TenantBound's, which answers the request (a
-        # frame fewer to create and to resume through on every request).
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         # The container exists once lifespan has started, and is a new one if the lifespan
         # restarts (test clients do that): never keep serving a closed one.
         container = self._get_container()
@@ -77,7 +75,7 @@ class Resource:
             self._app = TenantBound(
                 self._dispatch, container, answers=PROBLEM_ANSWERS, limit=MAX_BODY_BYTES
             )
-        return self._app(scope, receive, send)
+        await self._app(scope, receive, send)
 
     async def _dispatch(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         assert self._container is not None

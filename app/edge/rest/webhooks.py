@@ -14,7 +14,7 @@ from starlette.responses import Response
 from app.deps import Container
 from app.edge.rest.encoding import json_response
 from app.edge.rest.models import BodyModel, QueryModel, ResponseModel, ScopeIn, _limit
-from app.edge.rest.parsing import parse_body, parse_query, read_body, require_json
+from app.edge.rest.parsing import parse_body, parse_query, require_json
 from app.edge.rest.problems import LIST_NAMES, Where, service_errors
 from app.services import limits, webhooks
 from app.services.records import Scope
@@ -152,7 +152,7 @@ async def list_endpoints(request: Request, db: TenantDb, _: Container) -> Respon
 
 async def create_endpoint(request: Request, db: TenantDb, container: Container) -> Response:
     require_json(request)
-    i = parse_body(await read_body(request), ENDPOINT_IN)
+    i = parse_body(await request.body(), ENDPOINT_IN)
     new = EndpointIn(i.url, i.types or [], i.scope, i.scope_ref, i.description)
     with service_errors("body"):
         created = await webhooks.create_endpoint(
@@ -173,7 +173,7 @@ async def get_endpoint(request: Request, db: TenantDb, _: Container) -> Response
 
 async def update_endpoint(request: Request, db: TenantDb, container: Container) -> Response:
     require_json(request)
-    i = parse_body(await read_body(request), ENDPOINT_PATCH_IN)
+    i = parse_body(await request.body(), ENDPOINT_PATCH_IN)
     patch = EndpointPatch(url=i.url, types=i.types, description=i.description, enabled=i.enabled)
     with service_errors("body", _PATH_NAMES):
         endpoint = await webhooks.update_endpoint(

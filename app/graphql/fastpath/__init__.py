@@ -3,7 +3,7 @@ one switch (Settings.graphql_fast_path). docs/fast-paths.md lists what each repl
 private names it touches (pinned in pyproject.toml), its equivalence test and its gain.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -11,10 +11,9 @@ import strawberry
 from graphql import ASTValidationRule, GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
-from strawberry.types import ExecutionContext, ExecutionResult
-from strawberry.types.graphql import OperationType
+from strawberry.types import ExecutionContext
 
-from app.graphql.fastpath import operation, resolvers
+from app.graphql.fastpath import resolvers
 from app.graphql.fastpath.prepared import PreparedExecutionContext
 from app.graphql.fastpath.runner import OperationPolicy, PolicyExtensionsRunner
 
@@ -26,32 +25,11 @@ class PolicySchema(strawberry.Schema):
     def __init__(self, *, policy: OperationPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.policy = policy
-        self.lean = operation.lean_execution(self, PolicySchema.create_extensions_runner)
 
     def create_extensions_runner(
         self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
     ) -> SchemaExtensionsRunner:
         return PolicyExtensionsRunner(execution_context, extensions, self.policy)
-
-    async def execute(  # noqa: PLR0913, PLR0917 - Strawberry's signature
-        self,
-        query: str | None,
-        variable_values: dict[str, Any] | None = None,
-        context_value: Any | None = None,
-        root_value: Any | None = None,
-        operation_name: str | None = None,
-        allowed_operation_types: Iterable[OperationType] | None = None,
-        operation_extensions: dict[str, Any] | None = None,
-    ) -> ExecutionResult:
-        if self.lean and operation.enabled:
-            return await operation.execute_lean(
-                self, self.policy, query, variable_values, context_value, root_value,
-                operation_name, allowed_operation_types, operation_extensions,
-            )  # fmt: skip
-        return await super().execute(
-            query, variable_values, context_value, root_value, operation_name,
-            allowed_operation_types, operation_extensions,
-        )  # fmt: skip
 
 
 @cache

@@ -41,7 +41,6 @@ from graphql import (
 from graphql.execution.collect_fields import FieldDetails, collect_subfields
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from app.graphql.fastpath import events
 from app.graphql.fastpath.async_helpers import weak_async_helpers
 from app.graphql.fastpath.plans import (
     LEAF,
@@ -83,16 +82,6 @@ class PlannedExecutionContext(StrawberryGraphQLCoreExecutionContext):
     def _shortcuts_on(self) -> bool:
         manager = self.middleware_manager
         return manager is None or manager._middleware_resolvers is None
-
-    def build_per_event_executor(self, payload: Any) -> Any:
-        """A subscription event: its response as one dict when the selection is plain
-        (app/graphql/fastpath/events.py), else graphql-core's copy of this executor."""
-        if events.enabled and self._shortcuts_on():
-            plan = events.plan_of(self)
-            if plan is not None:
-                stock = super().build_per_event_executor
-                return events.PlannedEvent(self, payload, plan, stock)
-        return super().build_per_event_executor(payload)
 
     def execute_field(
         self,

@@ -11,7 +11,6 @@ import aiosqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.storage.sqlite.fastpath.writer_lock import WriterLockedConnection
 from app.storage.unavailable import classify
 
 _T = TypeVar("_T")
@@ -83,14 +82,7 @@ async def _on_thread(
 def _write_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
     # No ROLLBACK here: a transaction left open by an error is rolled back when the
     # connection goes back to the pool (OneHopDialect.do_rollback sees it open).
-    locked = conn if isinstance(conn, WriterLockedConnection) else None
-    if locked is not None:
-        locked.lock_writers()
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        result = fn(conn)
-        conn.execute("COMMIT")
-    finally:
-        if locked is not None:
-            locked.unlock_writers()
+    conn.execute("BEGIN IMMEDIATE")
+    result = fn(conn)
+    conn.execute("COMMIT")
     return result
