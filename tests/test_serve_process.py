@@ -189,6 +189,7 @@ def test_a_websocket_message_over_the_body_limit_closes_the_socket_with_1009(
 
     from app.edge.limits import MAX_BODY_BYTES
 
+    cli(env, tmp_path, "migrate")
     key = cli(env, tmp_path, "tenants", "create", "acme")[-1]
     with running_server(env, tmp_path) as url:
         ws_url = url.replace("http://", "ws://") + "/graphql"
