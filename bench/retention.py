@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from app.adapters.gateway import estimate_tokens
 from app.config import Settings
 from app.deps import build
 from app.services import entries, events, tenants
 from app.services.compaction import compact_tenant
 from app.services.records import EntryFilter, EntrySource, EventFilter, EventIn, Scope
+from app.tokens import estimate_tokens
 
 CLIENTS = [
     ("ent_acme", "Acme Foods", "Priya Shah", "Spring Harvest"),

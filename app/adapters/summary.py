@@ -1,11 +1,13 @@
 """What the compactor asks of a summariser and what it gets back: the port the built-in
-and gateway summarisers implement (app/adapters/summarisers.py), and the texts they share."""
+and gateway summarisers implement (builtin.py and gateway.py beside this module), and the
+texts they share."""
 
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 MAX_TITLE = 200  # characters of a summary's title line
+CHARS_PER_TOKEN = 4  # the estimators' own ratio (app.tokens.estimate_tokens)
 
 
 @dataclass(frozen=True)

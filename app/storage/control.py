@@ -1,6 +1,7 @@
-"""The control database: tenants, API key hashes and tenant policies. No memory is ever
-stored here. The file is created readable by its owner alone (0600): a policy row holds
-the tenant's gateway key, which the compactor must be able to send. On PostgreSQL these
+"""The control database: tenants, API key hashes (never keys) and tenant policies, their
+table models and statements. No memory is ever stored here. The one secret it holds is a
+tenant's gateway key (tenant_policies.gateway_key): the compactor must send it, so it cannot
+be hashed, and the file is created readable by its owner alone (0600). On PostgreSQL these
 tables live in schema `jet_control`."""
 
 from collections.abc import Mapping
@@ -9,20 +10,123 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Column, delete, insert, select, update
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    MetaData,
+    String,
+    delete,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel import Field, SQLModel
 
 from app.config import Settings
 from app.storage import citus, migrate, postgres
-from app.storage.control_models import api_keys_table as keys_t
-from app.storage.control_models import tenant_policies_table as policies_t
-from app.storage.control_models import tenant_removals_table as removals_t
-from app.storage.control_models import tenants_table as tenants_t
 from app.storage.engines import sqlite_engine
 from app.storage.templates import copy_sqlite
 from app.storage.transactions import read_statement, write_transaction
-from app.storage.types import utcnow
+from app.storage.types import UTCDateTime, utcnow
+
+
+class ControlModel(SQLModel):
+    """Base of every table in the control database (its own metadata, apart from tenants)."""
+
+    metadata = MetaData()
+
+
+class Tenant(ControlModel, table=True):
+    __tablename__ = "tenants"
+    __table_args__ = (
+        CheckConstraint("status IN ('active', 'disabled')", name="ck_tenants_status"),
+    )
+
+    id: str = Field(sa_column=Column(String(40), primary_key=True))
+    name: str = Field(sa_column=Column(String(100), nullable=False, unique=True))
+    status: str = Field(default="active", max_length=16)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    # When its first webhook endpoint was registered (None: never): the worker's delivery
+    # loop visits these tenants only (app/worker.py).
+    webhooks_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class ApiKey(ControlModel, table=True):
+    """An API key, kept only as its SHA-256; `prefix` lets an operator recognise it."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (Index("ix_api_keys_tenant", "tenant_id"),)
+
+    id: str = Field(sa_column=Column(String(40), primary_key=True))
+    tenant_id: str = Field(sa_column=Column(String(40), ForeignKey("tenants.id"), nullable=False))
+    key_hash: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    prefix: str = Field(max_length=16)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class TenantPolicy(ControlModel, table=True):
+    """How a tenant's inference runs: gateway and model routing, DLP, token budgets.
+
+    No row means the defaults: the built-in summariser, DLP redact, no budget.
+    """
+
+    __tablename__ = "tenant_policies"
+    __table_args__ = (
+        CheckConstraint("dlp_mode IN ('redact', 'block', 'off')", name="ck_tenant_policies_dlp"),
+        CheckConstraint(
+            "coalesce(budget_daily_tokens, 0) >= 0 AND coalesce(budget_monthly_tokens, 0) >= 0",
+            name="ck_tenant_policies_budgets",
+        ),
+        CheckConstraint(
+            "embedder IN ('local', 'gateway', 'none')", name="ck_tenant_policies_embedder"
+        ),
+    )
+
+    tenant_id: str = Field(sa_column=Column(String(40), ForeignKey("tenants.id"), primary_key=True))
+    gateway_url: str | None = Field(default=None, max_length=2000)
+    # A secret: stored because it must be sent, never logged, printed or returned.
+    gateway_key: str | None = Field(default=None, max_length=500)
+    # The routing list: the first model, then its fallbacks in order.
+    models: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    gateway_timeout_s: float = 60.0
+    dlp_mode: str = Field(default="redact", max_length=8)
+    dlp_patterns: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    # NULL: unlimited.
+    budget_daily_tokens: int | None = None
+    budget_monthly_tokens: int | None = None
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    # What embeds the tenant's entries for search by meaning (docs/search.md): the local
+    # model, its gateway's `embeddings_model`, or nothing (search by words only).
+    embedder: str = Field(
+        default="local", sa_column=Column(String(8), nullable=False, server_default="local")
+    )
+    embeddings_model: str | None = Field(default=None, max_length=200)
+
+
+class TenantRemoval(ControlModel, table=True):
+    """The receipt of a removed tenant: its database and keys are gone, its name is free."""
+
+    __tablename__ = "tenant_removals"
+    __table_args__ = (Index("ix_tenant_removals_time", "removed_at"),)
+
+    id: str = Field(sa_column=Column(String(40), primary_key=True))
+    tenant_id: str = Field(max_length=40)
+    name: str = Field(max_length=100)
+    removed_at: datetime = Field(sa_type=UTCDateTime)
+    keys: int  # API keys removed, active or revoked
+    storage: str = Field(max_length=300)  # the file or schema dropped
+
+
+tenants_table = Tenant.__table__  # type: ignore[attr-defined]
+api_keys_table = ApiKey.__table__  # type: ignore[attr-defined]
+tenant_policies_table = TenantPolicy.__table__  # type: ignore[attr-defined]
+tenant_removals_table = TenantRemoval.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +195,7 @@ class ControlDb:
         try:
             async with write_transaction(self.engine) as conn:
                 await conn.execute(
-                    insert(tenants_t).values(
+                    insert(tenants_table).values(
                         id=row.id, name=row.name, status=row.status, created_at=row.created_at
                     )
                 )
@@ -101,15 +205,15 @@ class ControlDb:
 
     async def tenants(self) -> list[TenantRow]:
         async with read_statement(self.engine) as conn:
-            rows = await conn.execute(select(tenants_t).order_by(tenants_t.c.created_at))
+            rows = await conn.execute(select(tenants_table).order_by(tenants_table.c.created_at))
             return [TenantRow(**r._mapping) for r in rows]
 
     async def find_tenant(self, id_or_name: str) -> TenantRow | None:
         async with read_statement(self.engine) as conn:
             r = (
                 await conn.execute(
-                    select(tenants_t).where(
-                        (tenants_t.c.id == id_or_name) | (tenants_t.c.name == id_or_name)
+                    select(tenants_table).where(
+                        (tenants_table.c.id == id_or_name) | (tenants_table.c.name == id_or_name)
                     )
                 )
             ).first()
@@ -123,7 +227,7 @@ class ControlDb:
         )
         async with write_transaction(self.engine) as conn:
             await conn.execute(
-                insert(keys_t).values(
+                insert(api_keys_table).values(
                     id=key_id,
                     tenant_id=tenant_id,
                     key_hash=key_hash,
@@ -139,8 +243,8 @@ class ControlDb:
         pass, while an endpoint without a mark waits for the worker's hourly upkeep."""
         async with write_transaction(self.engine) as conn:
             await conn.execute(
-                update(tenants_t)
-                .where(tenants_t.c.id == tenant_id, tenants_t.c.webhooks_since.is_(None))
+                update(tenants_table)
+                .where(tenants_table.c.id == tenant_id, tenants_table.c.webhooks_since.is_(None))
                 .values(webhooks_since=utcnow())
             )
 
@@ -148,9 +252,11 @@ class ControlDb:
         """Ids of the active tenants marked by `mark_webhooks`, oldest first."""
         async with read_statement(self.engine) as conn:
             rows = await conn.execute(
-                select(tenants_t.c.id)
-                .where(tenants_t.c.status == "active", tenants_t.c.webhooks_since.is_not(None))
-                .order_by(tenants_t.c.created_at)
+                select(tenants_table.c.id)
+                .where(
+                    tenants_table.c.status == "active", tenants_table.c.webhooks_since.is_not(None)
+                )
+                .order_by(tenants_table.c.created_at)
             )
             return [r[0] for r in rows]
 
@@ -158,20 +264,26 @@ class ControlDb:
         """Its keys stop authenticating (key_by_hash answers active tenants only)."""
         async with write_transaction(self.engine) as conn:
             await conn.execute(
-                update(tenants_t).where(tenants_t.c.id == tenant_id).values(status="disabled")
+                update(tenants_table)
+                .where(tenants_table.c.id == tenant_id)
+                .values(status="disabled")
             )
 
     async def delete_tenant(self, tenant: TenantRow, *, removal_id: str, storage: str) -> int:
         """Delete a tenant's policy, keys and row, and write the removal's receipt, in one
         transaction; the number of keys removed."""
         async with write_transaction(self.engine) as conn:
-            await conn.execute(delete(policies_t).where(policies_t.c.tenant_id == tenant.id))
-            keys = (
-                await conn.execute(delete(keys_t).where(keys_t.c.tenant_id == tenant.id))
-            ).rowcount
-            await conn.execute(delete(tenants_t).where(tenants_t.c.id == tenant.id))
             await conn.execute(
-                insert(removals_t).values(
+                delete(tenant_policies_table).where(tenant_policies_table.c.tenant_id == tenant.id)
+            )
+            keys = (
+                await conn.execute(
+                    delete(api_keys_table).where(api_keys_table.c.tenant_id == tenant.id)
+                )
+            ).rowcount
+            await conn.execute(delete(tenants_table).where(tenants_table.c.id == tenant.id))
+            await conn.execute(
+                insert(tenant_removals_table).values(
                     id=removal_id,
                     tenant_id=tenant.id,
                     name=tenant.name,
@@ -185,25 +297,29 @@ class ControlDb:
     async def removals(self) -> list[dict[str, Any]]:
         """Receipts of removed tenants, oldest first."""
         async with read_statement(self.engine) as conn:
-            rows = await conn.execute(select(removals_t).order_by(removals_t.c.removed_at))
+            rows = await conn.execute(
+                select(tenant_removals_table).order_by(tenant_removals_table.c.removed_at)
+            )
             return [dict(r._mapping) for r in rows]
 
     async def revoke_key(self, key_id: str) -> KeyRow | None:
         async with write_transaction(self.engine) as conn:
             await conn.execute(
-                update(keys_t)
-                .where(keys_t.c.id == key_id, keys_t.c.revoked_at.is_(None))
+                update(api_keys_table)
+                .where(api_keys_table.c.id == key_id, api_keys_table.c.revoked_at.is_(None))
                 .values(revoked_at=utcnow())
             )
-            r = (await conn.execute(select(*_key_cols()).where(keys_t.c.id == key_id))).first()
+            r = (
+                await conn.execute(select(*_key_cols()).where(api_keys_table.c.id == key_id))
+            ).first()
             return None if r is None else KeyRow(**r._mapping)
 
     async def keys(self, tenant_id: str) -> list[KeyRow]:
         async with read_statement(self.engine) as conn:
             rows = await conn.execute(
                 select(*_key_cols())
-                .where(keys_t.c.tenant_id == tenant_id)
-                .order_by(keys_t.c.created_at)
+                .where(api_keys_table.c.tenant_id == tenant_id)
+                .order_by(api_keys_table.c.created_at)
             )
             return [KeyRow(**r._mapping) for r in rows]
 
@@ -212,12 +328,14 @@ class ControlDb:
         async with read_statement(self.engine) as conn:
             r = (
                 await conn.execute(
-                    select(keys_t.c.id, keys_t.c.key_hash, keys_t.c.tenant_id)
-                    .join(tenants_t, tenants_t.c.id == keys_t.c.tenant_id)
+                    select(
+                        api_keys_table.c.id, api_keys_table.c.key_hash, api_keys_table.c.tenant_id
+                    )
+                    .join(tenants_table, tenants_table.c.id == api_keys_table.c.tenant_id)
                     .where(
-                        keys_t.c.key_hash == key_hash,
-                        keys_t.c.revoked_at.is_(None),
-                        tenants_t.c.status == "active",
+                        api_keys_table.c.key_hash == key_hash,
+                        api_keys_table.c.revoked_at.is_(None),
+                        tenants_table.c.status == "active",
                     )
                 )
             ).first()
@@ -227,7 +345,11 @@ class ControlDb:
         """The tenant's policy row (gateway key included: callers must never show it)."""
         async with read_statement(self.engine) as conn:
             r = (
-                await conn.execute(select(policies_t).where(policies_t.c.tenant_id == tenant_id))
+                await conn.execute(
+                    select(tenant_policies_table).where(
+                        tenant_policies_table.c.tenant_id == tenant_id
+                    )
+                )
             ).first()
             return None if r is None else dict(r._mapping)
 
@@ -238,12 +360,16 @@ class ControlDb:
             # Update, else insert: on PostgreSQL two saves at once must not both insert.
             await postgres.advisory_lock(conn, f"policy/{tenant_id}")
             done = await conn.execute(
-                update(policies_t).where(policies_t.c.tenant_id == tenant_id).values(values)
+                update(tenant_policies_table)
+                .where(tenant_policies_table.c.tenant_id == tenant_id)
+                .values(values)
             )
             if done.rowcount == 0:
-                await conn.execute(insert(policies_t).values(tenant_id=tenant_id, **values))
+                await conn.execute(
+                    insert(tenant_policies_table).values(tenant_id=tenant_id, **values)
+                )
 
 
 def _key_cols() -> list[Column[Any]]:
-    c = keys_t.c
+    c = api_keys_table.c
     return [c.id, c.tenant_id, c.prefix, c.created_at, c.revoked_at]

@@ -1,10 +1,12 @@
 """Table models of a tenant's own database: the event log, curated entries, provenance,
-compaction runs and the LLM calls they made (the token budget is summed from those).
+compaction runs and the LLM calls they made (the token budget is summed from those), entry
+history and erasure receipts, the change feed (the outbox, webhook endpoints and their
+deliveries) and search by meaning (the entries' vectors, the indexer's lease, the
+keyword-only switch).
 
 Who uses them: the services (through Core statements on `Model.__table__`) and alembic
 (autogenerate compares migrations to this metadata). FTS5 tables and triggers live only in
-the migrations (alembic cannot model them). The change feed's tables (models_feed.py) and
-search by meaning's (models_search.py) are imported here, so this metadata holds them all.
+the migrations (alembic cannot model them).
 """
 
 from datetime import datetime
@@ -12,25 +14,30 @@ from datetime import datetime
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     ForeignKey,
+    Identity,
     Index,
     Integer,
+    LargeBinary,
+    MetaData,
     String,
     text,
 )
-from sqlmodel import Field
+from sqlmodel import Field, SQLModel
 
-from app.storage.model_base import SCOPE_CHECK, SCOPE_REF_CHECK
-from app.storage.model_base import TenantModel as TenantModel
-from app.storage.models_feed import changes_table as changes_table
-from app.storage.models_feed import webhook_deliveries_table as webhook_deliveries_table
-from app.storage.models_feed import webhook_endpoints_table as webhook_endpoints_table
-from app.storage.models_search import embedding_leases_table as embedding_leases_table
-from app.storage.models_search import entry_vectors_table as entry_vectors_table
-from app.storage.models_search import search_settings_table as search_settings_table
 from app.storage.types import UTCDateTime
+
+SCOPE_CHECK = "scope IN ('institutional', 'entity', 'project', 'team')"
+SCOPE_REF_CHECK = "(scope = 'institutional') = (scope_ref IS NULL)"
+
+
+class TenantModel(SQLModel):
+    """Base of every table in a tenant database (its own metadata, apart from control)."""
+
+    metadata = MetaData()
 
 
 class MemoryEvent(TenantModel, table=True):
@@ -300,3 +307,137 @@ class ErasurePass(TenantModel, table=True):
 entry_versions_table = MemoryEntryVersion.__table__  # type: ignore[attr-defined]
 erasures_table = Erasure.__table__  # type: ignore[attr-defined]
 erasure_pass_table = ErasurePass.__table__  # type: ignore[attr-defined]
+
+
+class MemoryChange(TenantModel, table=True):
+    """The outbox: one row per change (event.appended, entry.created/updated/deleted,
+    compaction.finished), written in the changing transaction; never the memory text.
+    Ids only grow and are committed in order (PostgreSQL: a lock, migration 0008)."""
+
+    __tablename__ = "memory_changes"
+    __table_args__ = (
+        Index("ix_memory_changes_at", "at"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: int | None = Field(
+        default=None,
+        sa_column=Column(
+            BigInteger().with_variant(Integer, "sqlite"), Identity(always=False), primary_key=True
+        ),
+    )
+    type: str = Field(max_length=32)
+    at: datetime = Field(sa_type=UTCDateTime)
+    scope: str | None = Field(default=None, max_length=16)
+    scope_ref: str | None = Field(default=None, max_length=200)
+    object_id: str = Field(max_length=40)
+    version: int = 1
+
+
+class WebhookEndpoint(TenantModel, table=True):
+    """Where a tenant's changes are POSTed. `secret` is kept because every delivery is
+    signed with it, and is never returned after creation. `cursor` is the last change
+    fanned out into deliveries; the lease says which worker delivers it now."""
+
+    __tablename__ = "webhook_endpoints"
+    __table_args__ = (
+        CheckConstraint("status IN ('enabled', 'disabled')", name="ck_webhook_endpoints_status"),
+    )
+
+    seq: int | None = Field(default=None, primary_key=True)
+    id: str = Field(sa_column=Column(String(40), nullable=False, unique=True))
+    url: str = Field(max_length=2048)
+    types: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    scope: str | None = Field(default=None, max_length=16)
+    scope_ref: str | None = Field(default=None, max_length=200)
+    description: str | None = Field(default=None, max_length=200)
+    secret: str = Field(max_length=100)
+    status: str = Field(max_length=16)
+    disabled_reason: str | None = Field(default=None, max_length=500)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    cursor: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    lease_owner: str | None = Field(default=None, max_length=100)
+    lease_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class WebhookDelivery(TenantModel, table=True):
+    """One change to one endpoint: pending until a 2xx, retried with backoff, the
+    delivery log. `scope_key` orders deliveries: one scope's go out one at a time."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        CheckConstraint("status IN ('pending', 'delivered')", name="ck_webhook_deliveries_status"),
+        Index("ux_webhook_deliveries_change", "endpoint_id", "change_id", unique=True),
+        Index("ix_webhook_deliveries_pending", "endpoint_id", "status", "scope_key", "change_id"),
+    )
+
+    seq: int | None = Field(default=None, primary_key=True)
+    id: str = Field(sa_column=Column(String(40), nullable=False, unique=True))
+    endpoint_id: str = Field(
+        sa_column=Column(
+            String(40), ForeignKey("webhook_endpoints.id", ondelete="CASCADE"), nullable=False
+        )
+    )
+    change_id: int = Field(sa_column=Column(BigInteger, nullable=False))
+    scope_key: str = Field(max_length=220)
+    type: str = Field(max_length=32)
+    payload: str  # the change as sent (JSON): never memory text
+    status: str = Field(max_length=16)
+    attempts: int = 0
+    next_attempt_at: datetime = Field(sa_type=UTCDateTime)
+    first_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_status: int | None = None
+    last_error: str | None = Field(default=None, max_length=500)
+    latency_ms: int | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+changes_table = MemoryChange.__table__  # type: ignore[attr-defined]
+webhook_endpoints_table = WebhookEndpoint.__table__  # type: ignore[attr-defined]
+webhook_deliveries_table = WebhookDelivery.__table__  # type: ignore[attr-defined]
+
+
+class MemoryEntryVector(TenantModel, table=True):
+    """An entry's embedding by one model, of the entry's `version` (an older version's is
+    stale: the indexer embeds it again); gone with its entry (the foreign key)."""
+
+    __tablename__ = "memory_entry_vectors"
+    __table_args__ = (Index("ix_memory_entry_vectors_entry_seq", "entry_seq"),)
+
+    model: str = Field(sa_column=Column(String(200), primary_key=True))
+    entry_seq: int = Field(
+        sa_column=Column(
+            Integer, ForeignKey("memory_entries.seq", ondelete="CASCADE"), primary_key=True
+        )
+    )
+    version: int = Field(sa_column=Column(Integer, nullable=False))
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class EmbeddingLease(TenantModel, table=True):
+    """Which process embeds this tenant's entries for `model` until `until`, so several
+    API processes do not embed the same entries at once."""
+
+    __tablename__ = "memory_embedding_leases"
+
+    model: str = Field(sa_column=Column(String(200), primary_key=True))
+    owner: str = Field(max_length=100)
+    until: datetime = Field(sa_type=UTCDateTime)
+
+
+class SearchSetting(TenantModel, table=True):
+    """The tenant's search: `keyword_only` turns search by meaning off for every request."""
+
+    __tablename__ = "memory_search_settings"
+    __table_args__ = (CheckConstraint("id = 1", name="ck_memory_search_settings_one_row"),)
+
+    id: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
+    keyword_only: bool = Field(sa_column=Column(Boolean, nullable=False))
+
+
+entry_vectors_table = MemoryEntryVector.__table__  # type: ignore[attr-defined]
+embedding_leases_table = EmbeddingLease.__table__  # type: ignore[attr-defined]
+search_settings_table = SearchSetting.__table__  # type: ignore[attr-defined]

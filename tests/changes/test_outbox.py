@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import insert
 
 from app import ids
-from app.adapters.summarisers import BuiltinSummariser
+from app.adapters.builtin import BuiltinSummariser
 from app.config import Settings
 from app.deps import Container, build
 from app.services import changes, compaction, entries, events

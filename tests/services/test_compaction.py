@@ -17,7 +17,8 @@ from sqlalchemy import func, insert, select
 from app.adapters.dlp import DlpMode
 from app.adapters.extractive import BUILTIN_SUMMARISER_NAME
 from app.adapters.gateway import Gateway, GatewayConfig, estimate_messages_tokens
-from app.adapters.summarisers import BuiltinSummariser, GatewaySummariser
+from app.adapters.builtin import BuiltinSummariser
+from app.adapters.gateway_summariser import GatewaySummariser
 from app.adapters.summary import EventText
 from app.config import Settings
 from app.deps import Container

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from app.adapters import dlp
-from app.adapters.summarisers import BuiltinSummariser
+from app.adapters.builtin import BuiltinSummariser
 from app.adapters.summary import EventText, SummaryResult
 from app.config import Settings
 from app.services import compaction, context, entries, events

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, func, select, text
 
-from app.adapters.summarisers import BuiltinSummariser
+from app.adapters.builtin import BuiltinSummariser
 from app.config import Settings
 from app.errors import InvalidInput, NotFound, TooLarge
 from app.services import compaction, entries, erasure, events, history

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, literal, select, text, union_all
 
-from app.adapters.summarisers import BuiltinSummariser
+from app.adapters.builtin import BuiltinSummariser
 from app.config import Settings
 from app.errors import InvalidInput
 from app.services import compaction, entries, erasure, events, scopes

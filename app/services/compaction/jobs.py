@@ -8,8 +8,9 @@ from typing import Protocol
 import httpx
 
 from app import metrics
+from app.adapters.builtin import BuiltinSummariser
 from app.adapters.gateway import Gateway, GatewayConfig
-from app.adapters.summarisers import BuiltinSummariser, GatewaySummariser
+from app.adapters.gateway_summariser import GatewaySummariser
 from app.adapters.summary import Summariser
 from app.config import Settings
 from app.errors import NotFound

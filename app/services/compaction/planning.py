@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 
 from app.adapters import dlp
-from app.adapters.gateway import estimate_messages_tokens, estimate_tokens
+from app.adapters.gateway import estimate_messages_tokens
 from app.adapters.prompt import build_compaction_messages
 from app.adapters.summary import EventText
 from app.config import Settings
@@ -22,6 +22,7 @@ from app.services.records import Scope
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction
+from app.tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
 
