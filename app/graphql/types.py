@@ -159,9 +159,6 @@ class MemoryEntry:
     version: int = strawberry.field(
         description="increments on every update; for optimistic concurrency"
     )
-    expires_at: datetime | None = strawberry.field(
-        description="when the entry may be forgotten; null: never"
-    )
     source_events: "MemoryEventConnection" = strawberry.field(
         resolver=resolve_source_events,
         description="for compactor entries: the raw events that were folded into it",

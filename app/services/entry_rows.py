@@ -9,7 +9,6 @@ from app.storage.models import entries_table as en
 COLUMNS = [
     en.c.id, en.c.scope, en.c.scope_ref, en.c.title, en.c.summary, en.c.tags,
     en.c.importance, en.c.source, en.c.created_at, en.c.updated_at, en.c.version,
-    en.c.expires_at,
 ]  # fmt: skip
 
 
@@ -18,12 +17,12 @@ def to_entry(row: Any) -> Entry:
     by position, as events.to_event."""
     (
         id_, scope, scope_ref, title, summary, tags, importance, source, created_at,
-        updated_at, version, expires_at,
+        updated_at, version,
     ) = row[:_N_COLUMNS]  # fmt: skip
     return new_entry(
         id=id_, scope=Scope(scope), scope_ref=scope_ref, title=title, summary=summary,
         tags=list(tags), importance=importance, source=EntrySource(source),
-        created_at=created_at, updated_at=updated_at, version=version, expires_at=expires_at,
+        created_at=created_at, updated_at=updated_at, version=version,
     )  # fmt: skip
 
 

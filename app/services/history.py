@@ -21,7 +21,7 @@ COMPACTOR = "compactor"  # changed_by of the compactor's own changes
 COLUMNS = [
     ve.c.entry_id, ve.c.version, ve.c.scope, ve.c.scope_ref, ve.c.title, ve.c.summary,
     ve.c.tags, ve.c.importance, ve.c.source, ve.c.created_at, ve.c.updated_at, ve.c.change,
-    ve.c.changed_at, ve.c.changed_by, ve.c.expires_at,
+    ve.c.changed_at, ve.c.changed_by,
 ]  # fmt: skip
 
 
@@ -30,7 +30,7 @@ def to_version(row: Any) -> EntryVersion:
         entry_id=row[0], version=row[1], scope=Scope(row[2]), scope_ref=row[3], title=row[4],
         summary=row[5], tags=list(row[6]), importance=row[7], source=EntrySource(row[8]),
         created_at=row[9], updated_at=row[10], change=row[11], changed_at=row[12],
-        changed_by=row[13], expires_at=row[14],
+        changed_by=row[13],
     )  # fmt: skip
 
 
@@ -61,7 +61,6 @@ async def record(
             change=change,
             changed_at=at,
             changed_by=by,
-            expires_at=entry.expires_at,
         )  # fmt: skip
     )
 

@@ -75,8 +75,6 @@ class Entry:
     updated_at: datetime
     version: int
     """increments on every update; the ETag"""
-    expires_at: datetime | None = None
-    """when the entry may be forgotten; null: never"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +163,6 @@ class EntryVersion:
     changed_at: datetime
     changed_by: str
     """the API key id, compactor or operator"""
-    expires_at: datetime | None = None
-    """when the entry may be forgotten; null: never"""
 
 
 @with_config(RECORD_JSON)

@@ -214,7 +214,7 @@ def _fields(e: Entry) -> tuple[Any, ...]:
     """An entry's fields in order, its tags as a tuple (see _thaw)."""
     return (
         e.id, e.scope, e.scope_ref, e.title, e.summary, tuple(e.tags), e.importance, e.source,
-        e.created_at, e.updated_at, e.version, e.expires_at,
+        e.created_at, e.updated_at, e.version,
     )  # fmt: skip
 
 

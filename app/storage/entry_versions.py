@@ -13,7 +13,7 @@ from app.storage.types import UTCDateTime
 
 # The stored entry columns a version copies, in the services' entry column order.
 _COPIED = ("id", "scope", "scope_ref", "title", "summary", "tags", "importance", "source",
-           "created_at", "updated_at", "version", "expires_at")  # fmt: skip
+           "created_at", "updated_at", "version")  # fmt: skip
 _INTO = [ve.c.entry_id, *(ve.c[c] for c in _COPIED[1:])]
 
 

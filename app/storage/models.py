@@ -106,7 +106,6 @@ class MemoryEntry(TenantModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime)
     updated_at: datetime = Field(sa_type=UTCDateTime)
     version: int = 1
-    expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class MemoryEntriesRevision(TenantModel, table=True):
@@ -265,7 +264,6 @@ class MemoryEntryVersion(TenantModel, table=True):
     change: str = Field(max_length=8)  # what replaced this version
     changed_at: datetime = Field(sa_type=UTCDateTime)
     changed_by: str = Field(max_length=64)  # the API key id, or "compactor" / "operator"
-    expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class Erasure(TenantModel, table=True):

@@ -26,7 +26,7 @@ ENTRY = {
 }
 ENTRY_KEYS = {
     "id", "scope", "scopeRef", "title", "summary", "tags", "importance", "source",
-    "createdAt", "updatedAt", "version", "expiresAt",
+    "createdAt", "updatedAt", "version",
 }  # fmt: skip
 EVENT_KEYS = {
     "id", "scope", "scopeRef", "kind", "body", "source", "sourceRef", "occurredAt",
@@ -763,8 +763,7 @@ async def test_one_tenants_key_never_reaches_another_tenants_memory(
 async def test_rest_and_graphql_see_the_same_entry(api: Api) -> None:
     entry = await api.entry(source="call")
     query = """query($id: ID!) { memoryEntry(id: $id) {
-        id scope scopeRef title summary tags importance source createdAt updatedAt version
-        expiresAt } }"""
+        id scope scopeRef title summary tags importance source createdAt updatedAt version } }"""
     r = await api.post("/graphql", json={"query": query, "variables": {"id": entry["id"]}})
     node = r.json()["data"]["memoryEntry"]
     assert set(node) == set(entry)  # the same field names
