@@ -66,9 +66,12 @@ def test_an_event_body_is_the_records_dump(event: Event) -> None:
 def test_timestamps_not_in_utc_are_answered_in_utc() -> None:
     # Never so out of the database; an append's answer carries the time the client gave.
     event = replace(
-        BASE, occurred_at=AT.astimezone(PLUS_2), recorded_at=AT.replace(tzinfo=PLUS_2),
-        compressed_at=AT.astimezone(timezone(timedelta(hours=-5))), compressed_into="m",
-    )  # fmt: skip
+        BASE,
+        occurred_at=AT.astimezone(PLUS_2),
+        recorded_at=AT.replace(tzinfo=PLUS_2),
+        compressed_at=AT.astimezone(timezone(timedelta(hours=-5))),
+        compressed_into="m",
+    )
     body = orjson.loads(dumps(MEMORY_EVENT.json(event)))
     assert body["occurredAt"] == body["compressedAt"] == "2026-03-04T05:06:07.000089Z"
     assert body["recordedAt"] == "2026-03-04T03:06:07.000089Z"
