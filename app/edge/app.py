@@ -42,8 +42,8 @@ from app.edge.graphql_view import (
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.mcp.http import McpEndpoint
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
-from app.edge.openapi import openapi_route
 from app.edge.request_ids import current_request_id
+from app.edge.rest.openapi import openapi_route
 from app.edge.rest.routing import rest_routes
 from app.edge.subscriptions import SubscriptionView
 from app.graphql.schema import schema_for

@@ -5,11 +5,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import PlainSerializer, TypeAdapter, with_config
 
 from app.errors import InvalidInput
 from app.services import validation
-from app.services.records import Scope
+from app.services.records import RECORD_JSON, Scope
 from app.storage import changes
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, write_transaction
@@ -24,29 +26,28 @@ class ChangeType(StrEnum):
     COMPACTION_FINISHED = "compaction.finished"
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One change: `id` grows per tenant; `scope` is None for compaction.finished."""
+    """A change event, as POSTed to endpoints: never the memory text."""
 
-    id: int
+    # Compared as a number here; every surface writes it as text (GraphQL's ID).
+    id: Annotated[int, PlainSerializer(str, return_type=str)]
+    """grows with every change of this tenant"""
     type: ChangeType
     time: datetime
-    scope: Scope | None
+    scope: Scope | None  # None for compaction.finished
     scope_ref: str | None
     object_id: str
     version: int
 
     def payload(self) -> dict[str, Any]:
         """The change as every surface sends it (camelCase, the time in ISO 8601 UTC)."""
-        return {
-            "id": str(self.id),
-            "type": self.type.value,
-            "time": self.time.isoformat().replace("+00:00", "Z"),
-            "scope": self.scope.value if self.scope is not None else None,
-            "scopeRef": self.scope_ref,
-            "objectId": self.object_id,
-            "version": self.version,
-        }
+        payload: dict[str, Any] = _PAYLOAD.dump_python(self, mode="json")
+        return payload
+
+
+_PAYLOAD = TypeAdapter(Change)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, Generic, TypeVar
 
+from pydantic import with_config
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -32,7 +33,7 @@ from app.services.context_markdown import cut_to_fit, render_entry, render_event
 from app.services.context_ranking import WEIGHTS, Candidate, by_importance, rank
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
-from app.services.records import Entry, Event, Scope
+from app.services.records import RECORD_JSON, Entry, Event, Scope
 from app.storage import fulltext
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
@@ -63,13 +64,21 @@ MATCHED_EVENTS_HEADER = "## Recent events, the most relevant to the question fir
 T = TypeVar("T", Entry, Event)
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class MemoryContextResult:
+    """What the context loader hands an agent session."""
+
     markdown: str
+    """ready to paste into a prompt"""
     tokens: int  # estimate_tokens(markdown), never above the budget asked for
+    """estimated tokens of markdown"""
     entries: list[Entry]
+    """with `query`, each carries its score and matchedTerms for it"""
     events: list[Event]
+    """recent events not yet folded into a summary"""
     truncated: bool  # something in the scope did not fit (or was cut)
+    """something relevant was left out to stay in budget"""
     # With a query: each entry's id → (search.score, search.matched_terms) for that query.
     matches: dict[str, tuple[float, list[str]]] | None = None
 

@@ -1,9 +1,23 @@
-"""What services take and return: plain frozen records, independent of any API surface."""
+"""What services take and return: plain frozen records, independent of any API surface.
+
+A record answered as JSON (REST, MCP) is written there as itself: its fields, camelCase, each
+described by the docstring under it (pydantic reads them: RECORD_JSON). A new field shows up
+on those surfaces without touching them; GraphQL's types are the public contract, by hand.
+"""
 
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Generic, TypeVar
+
+from pydantic import ConfigDict, with_config
+from pydantic.alias_generators import to_camel
+
+# The JSON names and descriptions of a record, for the surfaces that derive their bodies and
+# documents from it (app/edge/rest/response_models.py): GraphQL's camelCase names.
+RECORD_JSON = ConfigDict(
+    alias_generator=to_camel, serialize_by_alias=True, use_attribute_docstrings=True
+)
 
 
 class Scope(StrEnum):
@@ -21,8 +35,11 @@ class EntrySource(StrEnum):
     COMPACTOR = "compactor"
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class Event:
+    """An immutable raw event of the append-only log."""
+
     id: str
     scope: Scope
     scope_ref: str | None
@@ -32,13 +49,19 @@ class Event:
     source_ref: str | None
     occurred_at: datetime
     recorded_at: datetime
+    """when the server stored it"""
     compressed_at: datetime | None
+    """when the compactor folded it"""
     compressed_into: str | None
+    """id of the entry it was folded into"""
     idempotency_key: str | None
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """A curated, searchable, scored memory item."""
+
     id: str
     scope: Scope
     scope_ref: str | None
@@ -50,6 +73,7 @@ class Entry:
     created_at: datetime
     updated_at: datetime
     version: int
+    """increments on every update; the ETag"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +141,7 @@ class EntryFilter:
     keyword_only: bool = False  # with search: by words only, not fused with meaning
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class EntryVersion:
     """An earlier version of an entry, as it was before `change` replaced it."""
@@ -132,38 +157,53 @@ class EntryVersion:
     source: EntrySource
     created_at: datetime
     updated_at: datetime
-    change: str  # update | restore | delete
+    change: str
+    """what replaced it: update, restore or delete"""
     changed_at: datetime
-    changed_by: str  # the API key id, "compactor" or "operator"
+    changed_by: str
+    """the API key id, compactor or operator"""
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class ErasureReceipt:
-    """What an erasure removed, in counts: never any content."""
+    """The receipt of an erasure: counts, never content."""
 
     id: str
     erased_at: datetime
-    target: str  # subject | event
+    target: str
+    """subject or event"""
     scope: Scope
     scope_ref: str | None
     event_id: str | None
+    """the erased event, for an event's erasure"""
     events: int
     entries: int
+    """entries and folded summaries erased"""
     versions: int
+    """earlier entry versions erased"""
     released: int
+    """events of other subjects released from an erased summary"""
     requested_by: str
+    """the API key id that asked (or operator)"""
 
 
 T = TypeVar("T")
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class Edge(Generic[T]):
     cursor: str
     node: T
-    score: float | None = None  # with a search: the share of its words the node contains
-    matched_terms: list[str] | None = None  # with a search: which of its words those are
-    similarity: float | None = None  # a fused search: the node's cosine similarity to it
+    score: float | None = None
+    """relevance to `search`, 0 to 1: the share of its words the entry contains (comparable
+    across searches); present only when searching"""
+    matched_terms: list[str] | None = None
+    """which of the search's words the entry contains; present only when searching"""
+    similarity: float | None = None
+    """with a search fused with meaning: cosine similarity (-1 to 1) of the entry to the
+    question; null for keyword-only searches and entries not embedded yet"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,20 +6,29 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pydantic import with_config
+
 from app.services import cursors, validation
-from app.services.records import Edge, Page, Scope
+from app.services.records import RECORD_JSON, Edge, Page, Scope
 from app.storage import scopes
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class ScopeSummary:
+    """A scope that holds memory: its counts and when it last moved."""
+
     scope: Scope
     scope_ref: str | None
+    """null for institutional"""
     event_count: int
+    """events in the log, compressed or not"""
     entry_count: int
+    """curated entries"""
     last_activity_at: datetime
+    """when its last event was recorded or an entry of it last written"""
 
 
 async def list_scopes(

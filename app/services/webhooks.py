@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
+from pydantic import with_config
 
 from app import ids
 from app.adapters import webhook_sender
@@ -17,7 +18,7 @@ from app.config import Settings
 from app.errors import InvalidInput, NotFound, TooLarge
 from app.services import cursors, validation
 from app.services.changes import ChangeType, change_types
-from app.services.records import Edge, Page, Scope
+from app.services.records import RECORD_JSON, Edge, Page, Scope
 from app.storage import changes
 from app.storage import webhooks as store
 from app.storage.control import ControlDb
@@ -31,11 +32,15 @@ DESCRIPTION_MAX_CHARS = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class Endpoint:
+    """Where this tenant's change events are POSTed, signed (never its secret)."""
+
     id: str
     url: str
-    types: list[ChangeType]  # empty: every type
+    types: list[ChangeType]
+    """empty: every type"""
     scope: Scope | None
     scope_ref: str | None
     description: str | None
@@ -45,10 +50,12 @@ class Endpoint:
     updated_at: datetime
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class CreatedEndpoint:
     endpoint: Endpoint
-    secret: str  # shown this once; never readable again
+    secret: str
+    """the signing secret (whsec_…): shown this once, never again"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +78,15 @@ class EndpointPatch:
     enabled: bool | None = None
 
 
+@with_config(RECORD_JSON)
 @dataclass(frozen=True, slots=True)
 class Delivery:
+    """One change sent to one endpoint."""
+
     id: str
+    """the webhook-id header: the same on every attempt"""
     endpoint_id: str
-    change: dict[str, Any] = field(hash=False)
+    change: dict[str, Any] = field(hash=False)  # as sent: Change.payload()
     delivered: bool
     attempts: int
     next_attempt_at: datetime | None

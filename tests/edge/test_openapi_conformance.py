@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.edge.openapi import openapi_document
+from app.edge.rest.openapi import openapi_document
 from tests.support.servers import jet_serve
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import pytest
 
 from app.deps import Container
 from app.edge.limits import MAX_BODY_BYTES
-from app.edge.openapi import openapi_document
+from app.edge.rest.openapi import openapi_document
 from app.services import cursors, limits
 from tests.conftest import TenantFixture, make_tenant
 

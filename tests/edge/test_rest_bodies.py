@@ -1,19 +1,25 @@
-"""REST event bodies are built as dicts (response_models.event_body) rather than through the
-MemoryEvent model, which stays for the OpenAPI document: both must answer the same JSON,
-key for key and byte for byte, for every kind of event."""
+"""A REST body is its service record as JSON (app/edge/rest/response_models.py): for every
+noun, exactly the record's fields (so a new field reaches REST and the OpenAPI document with
+no REST code), the same bytes as pydantic's dump of the record, which the document describes,
+and timestamps in UTC."""
 
-from dataclasses import replace
+import enum
+import types
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import httpx
 import orjson
 import pytest
+from pydantic import TypeAdapter
+from pydantic.alias_generators import to_camel
 from sqlalchemy import update
 
 from app.deps import Container
-from app.edge.rest import response_models as rest_out
 from app.edge.rest.encoding import dumps
+from app.edge.rest.openapi import openapi_document
+from app.edge.rest.response_models import MEMORY_EVENT, NOUNS, Noun
 from app.services import entries, events
 from app.services.records import EntryIn, Event, EventFilter, EventIn, Scope
 from app.storage.models import events_table as ev_t
@@ -41,40 +47,124 @@ EVENTS = [
             recorded_at=AT.replace(microsecond=120000)),
     replace(BASE, occurred_at=datetime(1970, 1, 1, tzinfo=UTC),
             recorded_at=datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
-    # Not in UTC (never so out of the database): converted as MemoryEvent.of converts.
-    replace(BASE, occurred_at=AT.astimezone(PLUS_2), recorded_at=AT.replace(tzinfo=PLUS_2),
-            compressed_at=AT.astimezone(timezone(timedelta(hours=-5))), compressed_into="m"),
     replace(BASE, occurred_at=AT.replace(tzinfo=timezone(timedelta(0)))),
 ]  # fmt: skip
 
 
 def model_json(e: Event) -> bytes:
-    return orjson.dumps(rest_out.MemoryEvent.of(e).model_dump(mode="json"))
+    """The event as pydantic dumps the record, without the field REST hides."""
+    return TypeAdapter(Event).dump_json(e, exclude={"idempotency_key"})
 
 
 @pytest.mark.parametrize("event", EVENTS, ids=[str(i) for i in range(len(EVENTS))])
-def test_event_body_is_the_model_dump(event: Event) -> None:
-    body = rest_out.event_body(event)
+def test_an_event_body_is_the_records_dump(event: Event) -> None:
+    body = MEMORY_EVENT.json(event)
     assert dumps(body) == model_json(event)
-    assert list(body) == list(rest_out.MemoryEvent.model_json_schema(by_alias=True)["properties"])
     assert orjson.loads(dumps({"items": [body]}))["items"][0] == orjson.loads(model_json(event))
 
 
-def test_event_body_keeps_up_with_the_model() -> None:
-    # A field added to MemoryEvent must be added to event_body too.
-    fields = {f.alias for f in rest_out.MemoryEvent.model_fields.values()}
-    assert set(rest_out.event_body(BASE)) == fields
+def test_timestamps_not_in_utc_are_answered_in_utc() -> None:
+    # Never so out of the database; an append's answer carries the time the client gave.
+    event = replace(
+        BASE,
+        occurred_at=AT.astimezone(PLUS_2),
+        recorded_at=AT.replace(tzinfo=PLUS_2),
+        compressed_at=AT.astimezone(timezone(timedelta(hours=-5))),
+        compressed_into="m",
+    )
+    body = orjson.loads(dumps(MEMORY_EVENT.json(event)))
+    assert body["occurredAt"] == body["compressedAt"] == "2026-03-04T05:06:07.000089Z"
+    assert body["recordedAt"] == "2026-03-04T03:06:07.000089Z"
 
 
-def test_out_of_range_timestamps_fail_alike() -> None:
-    far = replace(BASE, occurred_at=datetime(1, 1, 1, tzinfo=PLUS_2))
-    with pytest.raises(ValueError, match="out of range"):
-        rest_out.event_body(far)
-    with pytest.raises(ValueError, match="out of range"):
-        rest_out.MemoryEvent.of(far)
+# ------------------------------------------------------ every noun, from its record
 
 
-async def test_http_pages_answer_the_model_dump_of_the_stored_events(
+def sample(hint: Any, full: bool) -> Any:
+    """A value of type `hint`: None where it may be, unless `full`."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType):
+        kept = [a for a in args if a is not type(None)]
+        return sample(kept[0], full) if full or len(kept) == len(args) else None
+    if hint is Any:
+        return {"id": "1", "nested": [1, "a", None]}
+    if origin is dict:
+        return {sample(args[0], full): sample(args[1], full)}
+    if origin is list:
+        return [sample(args[0], full), sample(args[0], full)]
+    if origin is tuple:
+        return tuple(sample(a, full) for a in args)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return list(hint)[-1]
+    if hint is datetime:
+        return AT
+    if hint in (str, int, float, bool):
+        return hint(1)
+    return record(hint, full)
+
+
+def record(cls: Any, full: bool) -> Any:
+    origin = get_origin(cls) or cls
+    hints = get_type_hints(origin)
+    params = dict(zip(getattr(origin, "__parameters__", ()), get_args(cls), strict=True))
+    return origin(
+        **{f.name: sample(params.get(hints[f.name], hints[f.name]), full) for f in fields(origin)}
+    )
+
+
+def expected_keys(noun: Noun[Any]) -> list[str]:
+    """The record's fields but the hidden ones, camelCase; an inlined field's own in its place."""
+    origin = get_origin(noun.record) or noun.record
+    keys: list[str] = []
+    for f in fields(origin):
+        if noun.inline is not None and f.name == noun.inline[0]:
+            keys += expected_keys(noun.inline[1])
+        elif f.name not in noun.hidden:
+            keys.append(to_camel(f.name))
+    return keys
+
+
+def pydantic_json(noun: Noun[Any], value: Any) -> Any:
+    """pydantic's dump of the record as JSON, as the noun shapes it."""
+    dumped = orjson.loads(TypeAdapter(noun.record).dump_json(value))
+    out: dict[str, Any] = {}
+    for f in fields(value):
+        name, v = to_camel(f.name), getattr(value, f.name)
+        if f.name in noun.hidden:
+            continue
+        if noun.inline is not None and f.name == noun.inline[0]:
+            out.update(pydantic_json(noun.inline[1], v))
+        elif f.name in noun.nested:
+            many = isinstance(v, list)
+            each = [pydantic_json(noun.nested[f.name], item) for item in (v if many else [v])]
+            out[name] = each if many else each[0]
+        else:
+            out[name] = dumped[name]
+    return out
+
+
+@pytest.mark.parametrize("noun", NOUNS, ids=[n.name for n in NOUNS])
+@pytest.mark.parametrize("full", [True, False], ids=["values", "nulls"])
+def test_a_nouns_body_and_document_are_exactly_its_records_fields(
+    noun: Noun[Any], full: bool
+) -> None:
+    value = record(noun.record, full)
+    body = orjson.loads(dumps(noun.json(value)))
+    assert list(body) == expected_keys(noun)
+    assert body == pydantic_json(noun, value)
+    schema = openapi_document()["components"]["schemas"][noun.name]
+    assert list(schema["properties"]) == expected_keys(noun)
+
+
+def test_every_noun_is_in_the_document() -> None:
+    schemas = openapi_document()["components"]["schemas"]
+    assert {n.name for n in NOUNS} <= set(schemas)
+
+
+# ----------------------------------------------------------------------- over HTTP
+
+
+async def test_http_pages_answer_the_dump_of_the_stored_events(
     client: httpx.AsyncClient, container: Container, tenant: TenantFixture
 ) -> None:
     async with container.tenants.lease(tenant.id) as db:
@@ -129,7 +219,7 @@ async def test_http_pages_answer_the_model_dump_of_the_stored_events(
     assert got == expected
 
 
-async def test_append_answers_the_model_dump(
+async def test_append_answers_the_dump_of_the_stored_event(
     client: httpx.AsyncClient, container: Container, tenant: TenantFixture
 ) -> None:
     one = {"scope": "entity", "scopeRef": "ent_é", "kind": "decision", "body": "b 🙂",
@@ -145,3 +235,13 @@ async def test_append_answers_the_model_dump(
             assert stored is not None
             assert answered == orjson.loads(model_json(stored))
     assert r.json()["occurredAt"] == "2026-03-01T08:00:00.500000Z"
+
+
+def test_rest_hides_only_these_fields_of_the_records() -> None:
+    # A field kept off REST is a decision about the public contract: it is made here too.
+    assert {n.name: set(n.hidden) for n in NOUNS if n.hidden} == {
+        "MemoryEvent": {"idempotency_key"},  # the client's own retry token
+        "MemoryEntryItem": {"cursor"},  # a list's nextCursor stands for it
+        "MemoryContext": {"matches"},  # answered as each entry's score and matchedTerms
+        "WebhookDelivery": {"endpoint_id"},  # the path names the endpoint
+    }

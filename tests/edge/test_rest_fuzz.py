@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from app.config import Settings
 from app.deps import build
 from app.edge.app import create_app
-from app.edge.openapi import openapi_document
+from app.edge.rest.openapi import openapi_document
 from app.services import tenants
 
 CHECKS = [

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.edge.openapi import openapi_document
+from app.edge.rest.openapi import openapi_document
 from app.errors import ExpectedError
 from app.services import validation
 from app.services.records import EntryPatch

@@ -19,7 +19,7 @@ from app.config import Settings
 from app.deps import Container
 from app.edge.app import create_app
 from app.services import events
-from app.services.records import Scope, new_event_in
+from app.services.records import EventIn, Scope
 from tests.conftest import TenantFixture, make_tenant
 from tests.support.graphql_ws import WAIT_SECONDS, graphql_socket, served
 
@@ -154,7 +154,7 @@ async def test_a_client_that_leaves_while_an_answer_is_sent_is_no_error(
     container: Container, tenant: TenantFixture, kind: str, no_errors: pytest.LogCaptureFixture
 ) -> None:
     async with container.tenants.lease(tenant.id) as db:
-        event = new_event_in(scope=Scope.ENTITY, scope_ref="ent_acme", kind="note", body="hello")
+        event = EventIn(scope=Scope.ENTITY, scope_ref="ent_acme", kind="note", body="hello")
         await events.append_event(db, event)
     query, variables = ("{ __typename }", {}) if kind == "query" else (SUBSCRIBE, {"after": "0"})
     client = LeavingClient([

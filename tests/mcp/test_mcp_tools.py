@@ -1,14 +1,16 @@
 """The tools on a real tenant database (both backends): results, pagination, every error path."""
 
 from datetime import UTC, datetime, timedelta
-from typing import Any, get_args
+from typing import Any
 
+import orjson
 import pytest
 
-from app.edge.mcp.arguments import ScopeName, SourceName
 from app.edge.mcp.server import call, tool_specs
 from app.edge.mcp.tools import ToolFailure
-from app.services import limits
+from app.edge.rest.encoding import dumps
+from app.edge.rest.response_models import MEMORY_ENTRY, MEMORY_EVENT
+from app.services import entries, events, limits
 from app.services.records import EntrySource, Scope
 from app.storage.tenants import TenantDb
 
@@ -26,20 +28,21 @@ async def fails(db: TenantDb, name: str, **arguments: Any) -> ToolFailure:
 
 
 def test_the_schemas_enums_are_the_services_and_carry_the_limits() -> None:
-    assert list(get_args(ScopeName)) == [s.value for s in Scope]
-    assert list(get_args(SourceName)) == [s.value for s in EntrySource if s.value != "compactor"]
     specs = {t.name: t for t in tool_specs()}
+    save = specs["save_memory"].input_schema["properties"]
+    assert save["source"]["enum"] == [s.value for s in EntrySource if s.value != "compactor"]
     assert list(specs) == ["remember", "recall", "search_memory", "save_memory", "forget"]
     remember = specs["remember"].input_schema
     assert remember["required"] == ["scope", "kind", "body"]
     assert remember["additionalProperties"] is False
     assert remember["properties"]["scope"]["enum"] == [s.value for s in Scope]
-    assert remember["properties"]["body"]["maxLength"] == limits.EVENT_BODY_MAX_BYTES
+    # A limit in bytes, which JSON Schema cannot state: the description does.
+    assert f"{limits.EVENT_BODY_MAX_BYTES} bytes" in remember["properties"]["body"]["description"]
     assert remember["properties"]["scopeRef"]["maxLength"] == limits.REF_MAX_CHARS
     assert remember["properties"]["occurredAt"]["format"] == "date-time"
     search = specs["search_memory"].input_schema["properties"]
     assert search["limit"]["maximum"] == limits.PAGE_MAX
-    assert search["tags"]["maxItems"] == limits.TAGS_MAX
+    assert save["tags"]["maxItems"] == limits.TAGS_MAX  # a filter's tags have no such limit
     assert search["query"]["maxLength"] == limits.SEARCH_MAX_CHARS
     for spec in specs.values():
         assert spec.description and len(spec.description) > 100  # written for a model
@@ -152,7 +155,7 @@ async def test_save_memory_updates_with_expected_version_and_forget_deletes(
         ("remember", {"scope": "institutional", "kind": "k", "body": "x" * 70_000}, "TOO_LARGE",
          "body", str(limits.EVENT_BODY_MAX_BYTES)),
         ("remember", {"scope": "institutional", "kind": "k", "body": "b", "occurredAt": "soon"},
-         "INVALID", "occurredAt", "datetime"),
+         "INVALID", "occurredAt", "ISO 8601"),
         ("remember", {"scope": "institutional", "kind": "k", "body": "b",
                       "occurredAt": (datetime.now(UTC) + timedelta(days=3)).isoformat()},
          "INVALID", "occurredAt", f"{limits.FUTURE_SKEW_HOURS} hours"),
@@ -181,7 +184,7 @@ async def test_save_memory_updates_with_expected_version_and_forget_deletes(
         ("save_memory", {"scope": "institutional", "title": "t", "summary": "s",
                          "importance": 6}, "INVALID", "importance", "1 to 5"),
         ("save_memory", {"scope": "institutional", "title": "t", "summary": "s",
-                         "source": "compactor"}, "INVALID", "source", "manual"),
+                         "source": "compactor"}, "INVALID", "source", "reserved"),
         ("save_memory", {"scope": "institutional", "title": "t", "summary": "s",
                          "expectedVersion": 1}, "INVALID", "expectedVersion", "id"),
         ("forget", {}, "INVALID", "id", "required"),
@@ -196,3 +199,27 @@ async def test_bad_arguments_are_tool_errors_naming_the_field_and_the_limit(
     assert says in failure.message
     structured, text = failure.answer()
     assert structured["error"]["field"] == field and failure.message in text
+
+
+async def test_results_are_the_records_as_rest_answers_them(db: TenantDb) -> None:
+    saved, _ = await ok(db, "save_memory", scope="institutional", title="T", summary="S")
+    stored = await entries.get_entry(db, saved["entry"]["id"])
+    assert stored is not None
+    assert saved["entry"] == orjson.loads(dumps(MEMORY_ENTRY.json(stored)))
+    remembered, _ = await ok(
+        db,
+        "remember",
+        scope="institutional",
+        kind="k",
+        body="b",
+        idempotencyKey="i",
+        occurredAt="2026-03-01T10:00:00+02:00",
+    )
+    event = await events.get_event(db, remembered["event"]["id"])
+    assert event is not None
+    rest = orjson.loads(dumps(MEMORY_EVENT.json(event)))
+    # All but what its caller just wrote and what the compactor sets later; and its key.
+    left_out = ("body", "compressedAt", "compressedInto")
+    expected = {k: v for k, v in rest.items() if k not in left_out} | {"idempotencyKey": "i"}
+    assert remembered["event"] == expected
+    assert remembered["event"]["occurredAt"] == "2026-03-01T08:00:00Z"

@@ -2,7 +2,8 @@
 
 A tool is given the tenant's database by the surface (never a tenant), so nothing its
 arguments name can reach another tenant. Each answer is structured content plus a text
-rendering; an expected failure is a ToolFailure naming the tool's own argument.
+rendering; an expected failure is a ToolFailure naming the tool's own argument. Results are
+the service records as REST answers them (app/edge/rest/response_models.py).
 """
 
 import re
@@ -11,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from mcp_types import ToolAnnotations
 
 from app.edge.mcp.arguments import (
@@ -21,6 +23,8 @@ from app.edge.mcp.arguments import (
     SaveArgs,
     SearchArgs,
 )
+from app.edge.rest.encoding import dumps, record_encoder
+from app.edge.rest.response_models import MEMORY_ENTRY
 from app.errors import ExpectedError, ExpectedErrors
 from app.services import context, entries, events
 from app.services.records import (
@@ -81,25 +85,23 @@ def failure(exc: ExpectedError | ExpectedErrors) -> ToolFailure:
     return ToolFailure(first.code.value, field, message)
 
 
-def _time(value: Any) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
+def _plain(value: dict[str, Any]) -> dict[str, Any]:
+    """The value in JSON's own types (times and enums as text), as structured content is."""
+    plain: dict[str, Any] = orjson.loads(dumps(value))
+    return plain
+
+
+# remember answers the stored event but the body its caller just wrote and what the
+# compactor sets later; its idempotencyKey (which REST never shows) is the caller's own.
+_EVENT = record_encoder(Event, hidden={"body", "compressed_at", "compressed_into"})
 
 
 def event_json(e: Event) -> dict[str, Any]:
-    return {
-        "id": e.id, "scope": e.scope.value, "scopeRef": e.scope_ref, "kind": e.kind,
-        "source": e.source, "sourceRef": e.source_ref, "occurredAt": _time(e.occurred_at),
-        "recordedAt": _time(e.recorded_at), "idempotencyKey": e.idempotency_key,
-    }  # fmt: skip
+    return _plain(_EVENT(e))
 
 
 def entry_json(e: Entry, score: float | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": e.id, "scope": e.scope.value, "scopeRef": e.scope_ref, "title": e.title,
-        "summary": e.summary, "tags": e.tags, "importance": e.importance,
-        "source": e.source.value, "createdAt": _time(e.created_at),
-        "updatedAt": _time(e.updated_at), "version": e.version,
-    }  # fmt: skip
+    out = _plain(MEMORY_ENTRY.json(e))
     if score is not None:
         out["score"] = score
     return out
@@ -141,7 +143,7 @@ async def recall(db: TenantDb, a: RecallArgs, _: int) -> Answer:
 async def search_memory(db: TenantDb, a: SearchArgs, _: int) -> Answer:
     flt = EntryFilter(
         scope=None if a.scope is None else Scope(a.scope), scope_ref=a.scope_ref,
-        tags=a.tags, search=a.query, min_importance=a.min_importance,
+        tags=a.tag, search=a.search, min_importance=a.min_importance,
     )  # fmt: skip
     page = await entries.list_entries(db, flt, first=a.limit, after=a.cursor)
     found = [entry_json(edge.node, edge.score) for edge in page.edges]

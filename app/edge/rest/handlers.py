@@ -5,12 +5,12 @@ Every domain rule stays in app.services, which GraphQL calls too.
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
 
 from pydantic.alias_generators import to_camel
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from app import ids
 from app.deps import Container
 from app.edge.auth import requester
 from app.edge.rest.encoding import json_response
@@ -21,12 +21,17 @@ from app.edge.rest.models import (
     EVENT_BATCH_IN,
     EVENT_IN,
     READ_ONLY_FIELDS,
+    AppendMemoryEventInput,
+    CreateMemoryEntryInput,
+    EventBatchIn,
     MemoryContextQuery,
     MemoryEntryQuery,
     MemoryEventQuery,
     MemoryExportQuery,
+    ReplaceMemoryEntryInput,
     UpdateMemoryEntryInput,
 )
+from app.edge.rest.operations import Answer, operation
 from app.edge.rest.parsing import (
     etag,
     event_in,
@@ -48,16 +53,19 @@ from app.edge.rest.problems import (
     service_errors,
 )
 from app.edge.rest.response_models import (
-    MemoryContext,
-    MemoryEntry,
-    MemoryEntryItem,
-    MemoryEvent,
-    event_body,
+    MEMORY_CONTEXT,
+    MEMORY_ENTRY,
+    MEMORY_ENTRY_ITEM,
+    MEMORY_EVENT,
+    MemoryEntryList,
+    MemoryEventBatch,
+    MemoryEventList,
+    listing,
+    next_cursor,
 )
 from app.services import context, entries, events, portability
 from app.services.records import (
     Edge,
-    Entry,
     EntryFilter,
     EntryIn,
     EntryPatch,
@@ -74,6 +82,16 @@ def not_found(entry_id: str) -> HttpProblem:
 Handler = Callable[[Request, TenantDb, Container], Awaitable[Response]]
 
 
+ENTRY_ID = {"id": ids.ENTRY}
+
+
+@operation(
+    "listMemoryEntries",
+    "Search curated entries",
+    {200: Answer("a page of entries", MemoryEntryList)},
+    description=MemoryEntryQuery.__doc__,
+    query=MemoryEntryQuery,
+)
 async def list_entries(request: Request, db: TenantDb, _: Container) -> Response:
     q = parse_query(request, MemoryEntryQuery)
     flt = EntryFilter(
@@ -83,25 +101,20 @@ async def list_entries(request: Request, db: TenantDb, _: Container) -> Response
     )  # fmt: skip
     with service_errors("query", LIST_NAMES):
         page = await entries.list_entries(db, flt, first=q.limit, after=q.cursor)
-    searching = q.search is not None
-
-    def item(edge: Edge[Entry]) -> dict[str, Any]:
-        out = MemoryEntryItem(
-            **dict(MemoryEntry.of(edge.node)), score=edge.score, matched_terms=edge.matched_terms,
-            similarity=edge.similarity,
-        )  # fmt: skip
-        return out.model_dump(
-            mode="json", exclude=None if searching else {"score", "matched_terms", "similarity"}
-        )
-
-    return json_response(
-        {
-            "items": [item(e) for e in page.edges],
-            "nextCursor": page.end_cursor if page.has_next_page else None,
-        }
-    )
+    # A search's hits carry their scores; a plain listing's entries do not.
+    if q.search is not None:
+        items = [MEMORY_ENTRY_ITEM.json(edge) for edge in page.edges]
+    else:
+        items = [MEMORY_ENTRY.json(edge.node) for edge in page.edges]
+    return json_response(listing(items, next_cursor(page)))
 
 
+@operation(
+    "createMemoryEntry",
+    "Create a curated entry",
+    {201: Answer("created", MEMORY_ENTRY, ("Location", "ETag"))},
+    body=CreateMemoryEntryInput,
+)
 async def create_entry(request: Request, db: TenantDb, _: Container) -> Response:
     require_json(request)
     i = parse_body(await request.body(), ENTRY_IN)
@@ -113,22 +126,37 @@ async def create_entry(request: Request, db: TenantDb, _: Container) -> Response
     with service_errors("body"):
         entry = await entries.create_entry(db, entry_in)
     headers = {"Location": f"/memory/{entry.id}", "ETag": etag(entry)}
-    return json_response(MemoryEntry.of(entry).model_dump(mode="json"), 201, headers)
+    return json_response(MEMORY_ENTRY.json(entry), 201, headers)
 
 
+@operation(
+    "getMemoryEntry",
+    "Read an entry",
+    {200: Answer("the entry", MEMORY_ENTRY, ("ETag",))},
+    problems=(404,),
+    path=ENTRY_ID,
+)
 async def get_entry(request: Request, db: TenantDb, _: Container) -> Response:
     entry_id = request.path_params["id"]
     entry = await entries.get_entry(db, entry_id)
     if entry is None:
         raise not_found(entry_id)
-    return json_response(
-        MemoryEntry.of(entry).model_dump(mode="json"), headers={"ETag": etag(entry)}
-    )
+    return json_response(MEMORY_ENTRY.json(entry), headers={"ETag": etag(entry)})
 
 
 _DISAGREE = "If-Match and expectedVersion disagree"
+_UPDATED = {200: Answer("the updated entry", MEMORY_ENTRY, ("ETag",))}
 
 
+@operation(
+    "updateMemoryEntry",
+    "Update the fields given",
+    _UPDATED,
+    problems=(404, 409, 412),
+    body=UpdateMemoryEntryInput,
+    path=ENTRY_ID,
+    headers=("If-Match",),
+)
 async def update_entry(request: Request, db: TenantDb, container: Container) -> Response:
     """PATCH: the fields given change."""
     allowed = if_match_versions(request)
@@ -138,6 +166,16 @@ async def update_entry(request: Request, db: TenantDb, container: Container) -> 
     return await _apply(db, request.path_params["id"], allowed, i, i.expected_version, by)
 
 
+@operation(
+    "replaceMemoryEntry",
+    "Send the entry back as GET answered it, edited",
+    _UPDATED,
+    problems=(404, 409, 412),
+    description=ReplaceMemoryEntryInput.__doc__,
+    body=ReplaceMemoryEntryInput,
+    path=ENTRY_ID,
+    headers=("If-Match",),
+)
 async def replace_entry(request: Request, db: TenantDb, container: Container) -> Response:
     """PUT: the entry's own representation (as GET answers it), edited."""
     entry_id = request.path_params["id"]
@@ -164,10 +202,9 @@ async def replace_entry(request: Request, db: TenantDb, container: Container) ->
                 f"the entry is at version {current.version}, not {i.version}: GET it again, "
                 "then retry",
             )  # fmt: skip
-        stored = MemoryEntry.of(current)
-        changed = [n for n in given if getattr(i, n) != getattr(stored, n)]
+        changed = [n for n in given if getattr(i, n) != getattr(current, n)]
         if changed:
-            raise HttpProblem(422, [_read_only(n, getattr(stored, n)) for n in changed])
+            raise HttpProblem(422, [_read_only(n, getattr(current, n)) for n in changed])
         if expected is None:
             expected = current.version  # what was compared is what gets updated
     by = await requester(request.scope, container)
@@ -222,9 +259,7 @@ async def _apply(
         if p.status == 409 and allowed is not None:
             raise _precondition_failed(None) from None
         raise
-    return json_response(
-        MemoryEntry.of(entry).model_dump(mode="json"), headers={"ETag": etag(entry)}
-    )
+    return json_response(MEMORY_ENTRY.json(entry), headers={"ETag": etag(entry)})
 
 
 def _precondition_failed(current: int | None) -> HttpProblem:
@@ -235,6 +270,13 @@ def _precondition_failed(current: int | None) -> HttpProblem:
     )  # fmt: skip
 
 
+@operation(
+    "deleteMemoryEntry",
+    "Delete an entry (a compactor entry releases the events it folded)",
+    {204: Answer("deleted")},
+    problems=(400, 404),
+    path=ENTRY_ID,
+)
 async def delete_entry(request: Request, db: TenantDb, container: Container) -> Response:
     entry_id = request.path_params["id"]
     if "if-match" in request.headers:
@@ -245,6 +287,24 @@ async def delete_entry(request: Request, db: TenantDb, container: Container) -> 
     return Response(status_code=204)
 
 
+_EVENT_OR_BATCH = (MEMORY_EVENT, MemoryEventBatch)
+
+
+@operation(
+    "appendMemoryEvents",
+    "Append a raw event, or a batch (a JSON array) all or nothing",
+    {
+        201: Answer(
+            "appended (a batch: at least one item is new); Location for one event",
+            _EVENT_OR_BATCH,
+            ("Location",),
+        ),
+        200: Answer("a replay: the original event(s), as first answered", _EVENT_OR_BATCH),
+    },
+    problems=(409,),
+    body=(AppendMemoryEventInput, EventBatchIn),
+    headers=("Idempotency-Key",),
+)
 async def append_events(request: Request, db: TenantDb, container: Container) -> Response:
     content_type, header_key = two_headers(request.scope, b"content-type", b"idempotency-key")
     require_json_type(content_type)
@@ -264,7 +324,7 @@ async def append_events(request: Request, db: TenantDb, container: Container) ->
             results = await events.append_events(
                 db, [event_in(i, i.idempotency_key) for i in batch], max_rows=max_rows
             )
-        body = {"items": [event_body(r.event) for r in results]}
+        body = {"items": [MEMORY_EVENT.json(r.event) for r in results]}
         return json_response(body, 200 if all(r.replayed for r in results) else 201)
 
     one = parse_body(raw, EVENT_IN)
@@ -284,7 +344,7 @@ async def append_events(request: Request, db: TenantDb, container: Container) ->
     with service_errors("body", names):
         result = await events.append_event(db, event_in(one, key), max_rows=max_rows)
     # A replay answers exactly what the original append answered, with 200 instead of 201.
-    response = json_response(event_body(result.event), 200 if result.replayed else 201)
+    response = json_response(MEMORY_EVENT.json(result.event), 200 if result.replayed else 201)
     if not result.replayed:
         # Appended to the raw headers: with a headers mapping, the response takes the
         # generic (slower) path of Starlette, on every append.
@@ -293,14 +353,28 @@ async def append_events(request: Request, db: TenantDb, container: Container) ->
     return response
 
 
+@operation(
+    "getMemoryEvent",
+    "Read an event (the Location of its append)",
+    {200: Answer("the event", MEMORY_EVENT)},
+    problems=(404,),
+    path={"id": ids.EVENT},
+)
 async def get_event(request: Request, db: TenantDb, _: Container) -> Response:
     event_id = request.path_params["id"]
     event = await events.get_event(db, event_id)
     if event is None:
         raise problem(404, "id", "path", "NOT_FOUND", f"no memory event {event_id!r}")
-    return json_response(event_body(event))
+    return json_response(MEMORY_EVENT.json(event))
 
 
+@operation(
+    "listMemoryEvents",
+    "List raw events",
+    {200: Answer("a page of events", MemoryEventList)},
+    description=MemoryEventQuery.__doc__,
+    query=MemoryEventQuery,
+)
 async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
     q = parse_query(request, MemoryEventQuery)
     flt = EventFilter(
@@ -308,10 +382,18 @@ async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
         occurred_before=q.occurred_before, compressed=q.compressed, search=q.search,
     )  # fmt: skip
     with service_errors("query", LIST_NAMES):
-        found, next_cursor = await events.list_events_next(db, flt, first=q.limit, after=q.cursor)
-    return json_response({"items": [event_body(e) for e in found], "nextCursor": next_cursor})
+        found, cursor = await events.list_events_next(db, flt, first=q.limit, after=q.cursor)
+    return json_response(listing([MEMORY_EVENT.json(e) for e in found], cursor))
 
 
+@operation(
+    "loadMemoryContext",
+    "The context loader: memory for an agent session, in a token budget",
+    {200: Answer("the packed context", MEMORY_CONTEXT)},
+    problems=(422,),
+    description=MemoryContextQuery.__doc__,
+    query=MemoryContextQuery,
+)
 async def memory_context(request: Request, db: TenantDb, _: Container) -> Response:
     q = parse_query(request, MemoryContextQuery)
     with service_errors("query", {}):
@@ -319,17 +401,27 @@ async def memory_context(request: Request, db: TenantDb, _: Container) -> Respon
             db, scope=q.scope, scope_ref=q.scope_ref, query=q.query, max_tokens=q.max_tokens,
             include_institutional=q.include_institutional,
         )  # fmt: skip
-    return json_response(
-        MemoryContext(
-            markdown=loaded.markdown,
-            tokens=loaded.tokens,
-            entries=[_context_entry(e, loaded.matches) for e in loaded.entries],
-            events=[MemoryEvent.of(e) for e in loaded.events],
-            truncated=loaded.truncated,
-        ).model_dump(mode="json", exclude=_UNSCORED if loaded.matches is None else None)
-    )
+    body = MEMORY_CONTEXT.json(loaded)
+    if loaded.matches is not None:
+        # With a query, each entry as a hit of it: its score and matchedTerms (0 and none
+        # for an entry loaded by importance alone).
+        hits = loaded.matches
+        body["entries"] = [
+            MEMORY_ENTRY_ITEM.json(Edge("", e, *hits.get(e.id, (0.0, [])))) for e in loaded.entries
+        ]
+    return json_response(body)
 
 
+@operation(
+    "exportMemory",
+    "A subject's data access request: one scope's memory as JSON lines",
+    {200: Answer("the export, streamed", str, media=portability.MEDIA_TYPE)},
+    description=f"{MemoryExportQuery.__doc__} A header line, one line per record (entries, "
+    "events, provenance), then a trailer with the counts and a sha256 of the record lines "
+    "(docs/export.md); a stream without its trailer was cut short. A scope over "
+    "JET_EXPORT_MAX_RECORDS is a 400 (TOO_LARGE).",
+    query=MemoryExportQuery,
+)
 async def export_memory(request: Request, db: TenantDb, container: Container) -> Response:
     q = parse_query(request, MemoryExportQuery)
     with service_errors("query", {}):
@@ -344,15 +436,6 @@ async def export_memory(request: Request, db: TenantDb, container: Container) ->
         media_type=portability.MEDIA_TYPE,
         headers={"Content-Disposition": 'attachment; filename="memory-export.jsonl"'},
     )
-
-
-# Without a query, the context's entries carry no score.
-_UNSCORED: Any = {"entries": {"__all__": {"score", "matched_terms", "similarity"}}}
-
-
-def _context_entry(e: Entry, matches: dict[str, tuple[float, list[str]]] | None) -> MemoryEntryItem:
-    score, matched = (None, None) if matches is None else matches.get(e.id, (0.0, []))
-    return MemoryEntryItem(**dict(MemoryEntry.of(e)), score=score, matched_terms=matched)
 
 
 async def no_route(request: Request, db: TenantDb, _: Container) -> Response:

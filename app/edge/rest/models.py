@@ -128,6 +128,18 @@ SCOPE_RULE: JsonDict = {
 }
 
 
+def non_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of an optional value that is absent rather than null (a query parameter,
+    a tool's argument): its null branch and its null default dropped."""
+    variants = schema.get("anyOf")
+    if variants is None:
+        return schema
+    kept = [v for v in variants if v != {"type": "null"}]
+    rest_of = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+    # The field's own keywords (a list's item limits) over its type's.
+    return {**kept[0], **rest_of} if len(kept) == 1 else {**rest_of, "anyOf": kept}
+
+
 def _limit(**schema: Any) -> Any:
     """Document a limit of app.services.limits in the schema; the service enforces it."""
     return Field(default=None, json_schema_extra=schema)
@@ -335,7 +347,7 @@ class MemoryContextQuery(QueryModel):
     repeatable = frozenset[str]()
 
     scope: ScopeIn
-    scope_ref: str | None = None
+    scope_ref: str | None = _limit(maxLength=limits.REF_MAX_CHARS)
     query: str | None = _limit(
         maxLength=limits.SEARCH_MAX_CHARS, description="rank entries by relevance to this"
     )

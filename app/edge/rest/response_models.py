@@ -1,123 +1,138 @@
-"""REST response models: what the routes answer, documented in app/edge/openapi.py
-(pydantic, camelCase, the same names as GraphQL's)."""
+"""REST answers. A noun is its service record as JSON (its fields, camelCase, described by the
+docstrings under them: app/services/records.py), under the name the OpenAPI document gives
+it; a new field of a record is in its REST body and document with no change here. REST adds
+only generic wrappers: a list's `{items, nextCursor}` and a search hit's scores."""
 
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Generic, TypeVar
 
 from pydantic import Field
 
-from app.edge.rest.models import ResponseModel, _utc
-from app.services.records import Entry, EntrySource, Event, Scope
+from app.edge.rest.encoding import record_encoder
+from app.edge.rest.models import ResponseModel
+from app.services.changes import Change
+from app.services.context import MemoryContextResult
+from app.services.records import Edge, Entry, EntryVersion, ErasureReceipt, Event, Page
+from app.services.scopes import ScopeSummary
+from app.services.webhooks import CreatedEndpoint, Delivery, Endpoint
+
+R = TypeVar("R")
+T = TypeVar("T")
 
 
-class MemoryEvent(ResponseModel):
-    """An immutable raw event of the append-only log."""
+class Noun(Generic[R]):
+    """A service record (`record`, a dataclass or a generic one's alias) as REST answers it and
+    documents it under `name`: its fields but `hidden`. `inline` merges a field's own noun in
+    its place (a search hit is its entry and its scores); `nested` fields are answered as their
+    noun; `documented` gives a field the schema of another type than the record's (a delivery's
+    change, kept as the JSON it was sent as)."""
 
-    id: str
-    scope: Scope
-    scope_ref: str | None
-    kind: str
-    body: str
-    source: str | None
-    source_ref: str | None
-    occurred_at: datetime
-    recorded_at: datetime = Field(description="when the server stored it")
-    compressed_at: datetime | None = Field(description="when the compactor folded it")
-    compressed_into: str | None = Field(description="id of the entry it was folded into")
-
-    @classmethod
-    def of(cls, e: Event) -> "MemoryEvent":
-        return cls(
-            id=e.id, scope=e.scope, scope_ref=e.scope_ref, kind=e.kind, body=e.body,
-            source=e.source, source_ref=e.source_ref, occurred_at=_utc(e.occurred_at),
-            recorded_at=_utc(e.recorded_at),
-            compressed_at=None if e.compressed_at is None else _utc(e.compressed_at),
-            compressed_into=e.compressed_into,
-        )  # fmt: skip
-
-
-def event_body(e: Event) -> dict[str, Any]:
-    """MemoryEvent.of(e).model_dump(mode="json") once _json has encoded it, built directly:
-    a page answers 50 events, and a model per event (validation, then serialisation)
-    cost more than the rest of the request. Timestamps stay datetimes, which orjson
-    writes as pydantic does (UTC as `Z`, microseconds only when not zero); the tests
-    compare the two encodings field for field so they cannot drift apart.
-    """
-    occurred, recorded, compressed = e.occurred_at, e.recorded_at, e.compressed_at
-    return {
-        "id": e.id, "scope": e.scope, "scopeRef": e.scope_ref, "kind": e.kind, "body": e.body,
-        "source": e.source, "sourceRef": e.source_ref,
-        "occurredAt": occurred if occurred.tzinfo is UTC else _utc(occurred),
-        "recordedAt": recorded if recorded.tzinfo is UTC else _utc(recorded),
-        "compressedAt": (
-            compressed if compressed is None or compressed.tzinfo is UTC else _utc(compressed)
-        ),
-        "compressedInto": e.compressed_into,
-    }  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        record: Any,
+        *,
+        hidden: Collection[str] = (),
+        inline: "tuple[str, Noun[Any]] | None" = None,
+        nested: "Mapping[str, Noun[Any]] | None" = None,
+        documented: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.record = record
+        self.hidden = frozenset(hidden)
+        self.inline = inline
+        self.nested = dict(nested or {})
+        self.documented = dict(documented or {})
+        self.json: Callable[[R], dict[str, Any]] = record_encoder(
+            record,
+            hidden=self.hidden,
+            inline=None if inline is None else (inline[0], inline[1].json),
+            nested={field: noun.json for field, noun in self.nested.items()},
+        )
 
 
-class MemoryEntry(ResponseModel):
-    """A curated, searchable, scored memory item."""
-
-    id: str
-    scope: Scope
-    scope_ref: str | None
-    title: str
-    summary: str
-    tags: list[str]
-    importance: int
-    source: EntrySource
-    created_at: datetime
-    updated_at: datetime
-    version: int = Field(description="increments on every update; the ETag")
-
-    @classmethod
-    def of(cls, e: Entry) -> "MemoryEntry":
-        return cls(
-            id=e.id, scope=e.scope, scope_ref=e.scope_ref, title=e.title, summary=e.summary,
-            tags=e.tags, importance=e.importance, source=e.source,
-            created_at=_utc(e.created_at), updated_at=_utc(e.updated_at), version=e.version,
-        )  # fmt: skip
-
-
-class MemoryEntryItem(MemoryEntry):
-    score: float | None = Field(
-        default=None,
-        description="relevance to `search`, 0 to 1: the share of its words the entry "
-        "contains (comparable across searches); present only when searching",
-    )
-    matched_terms: list[str] | None = Field(
-        default=None,
-        description="which of the search's words the entry contains; present only when searching",
-    )
-    similarity: float | None = Field(
-        default=None,
-        description="with a search fused with meaning: cosine similarity (-1 to 1) of the "
-        "entry to the question; null for keyword-only searches and entries not embedded yet",
-    )
+# The idempotency key is the client's own retry token: REST has never answered it.
+MEMORY_EVENT = Noun[Event]("MemoryEvent", Event, hidden={"idempotency_key"})
+MEMORY_ENTRY = Noun[Entry]("MemoryEntry", Entry)
+MEMORY_ENTRY_ITEM = Noun[Edge[Entry]](
+    "MemoryEntryItem", Edge[Entry], hidden={"cursor"}, inline=("node", MEMORY_ENTRY)
+)
+MEMORY_CONTEXT = Noun[MemoryContextResult](
+    "MemoryContext",
+    MemoryContextResult,
+    hidden={"matches"},
+    nested={"entries": MEMORY_ENTRY, "events": MEMORY_EVENT},
+    documented={"entries": list[Edge[Entry]]},  # with a query, scored (handlers.py)
+)
+MEMORY_ENTRY_VERSION = Noun[EntryVersion]("MemoryEntryVersion", EntryVersion)
+ERASURE = Noun[ErasureReceipt]("Erasure", ErasureReceipt)
+MEMORY_SCOPE_SUMMARY = Noun[ScopeSummary]("MemoryScopeSummary", ScopeSummary)
+MEMORY_CHANGE = Noun[Change]("MemoryChange", Change)
+WEBHOOK_ENDPOINT = Noun[Endpoint]("WebhookEndpoint", Endpoint)
+CREATED_WEBHOOK_ENDPOINT = Noun[CreatedEndpoint](
+    "CreatedWebhookEndpoint", CreatedEndpoint, inline=("endpoint", WEBHOOK_ENDPOINT)
+)
+WEBHOOK_DELIVERY = Noun[Delivery](
+    "WebhookDelivery", Delivery, hidden={"endpoint_id"}, documented={"change": Change}
+)
+NOUNS: list[Noun[Any]] = [
+    MEMORY_EVENT,
+    MEMORY_ENTRY,
+    MEMORY_ENTRY_ITEM,
+    MEMORY_CONTEXT,
+    MEMORY_ENTRY_VERSION,
+    ERASURE,
+    MEMORY_SCOPE_SUMMARY,
+    MEMORY_CHANGE,
+    WEBHOOK_ENDPOINT,
+    CREATED_WEBHOOK_ENDPOINT,
+    WEBHOOK_DELIVERY,
+]
 
 
-class MemoryEntryList(ResponseModel):
-    items: list[MemoryEntryItem]
+def next_cursor(page: Page[Any]) -> str | None:
+    return page.end_cursor if page.has_next_page else None
+
+
+def listing(items: list[dict[str, Any]], cursor: str | None) -> dict[str, Any]:
+    """A page's body: ItemsPage."""
+    return {"items": items, "nextCursor": cursor}
+
+
+def page_body(noun: Noun[R], page: Page[R]) -> dict[str, Any]:
+    """A page of `noun`s: their JSON, and where the next page starts."""
+    return listing([noun.json(edge.node) for edge in page.edges], next_cursor(page))
+
+
+# ------------------------------------------------ wrappers, for the OpenAPI document
+
+
+class ItemsPage(ResponseModel, Generic[T]):
+    items: list[T]
     next_cursor: str | None = Field(description="pass as `cursor` for the next page; null: done")
 
 
-class MemoryEventList(ResponseModel):
-    items: list[MemoryEvent]
-    next_cursor: str | None = Field(description="pass as `cursor` for the next page; null: done")
+class MemoryEntryList(ItemsPage[Edge[Entry]]): ...
+
+
+class MemoryEventList(ItemsPage[Event]): ...
+
+
+class MemoryEntryVersionList(ItemsPage[EntryVersion]): ...
+
+
+class ErasureList(ItemsPage[ErasureReceipt]): ...
+
+
+class MemoryScopeList(ItemsPage[ScopeSummary]): ...
+
+
+class WebhookDeliveryList(ItemsPage[Delivery]): ...
+
+
+class WebhookEndpointList(ResponseModel):
+    items: list[Endpoint]
 
 
 class MemoryEventBatch(ResponseModel):
-    items: list[MemoryEvent] = Field(description="in the order of the request")
-
-
-class MemoryContext(ResponseModel):
-    """What the context loader hands an agent session."""
-
-    markdown: str = Field(description="ready to paste into a prompt")
-    tokens: int = Field(description="estimated tokens of markdown")
-    entries: list[MemoryEntryItem] = Field(
-        description="with `query`, each carries its score and matchedTerms for it"
-    )
-    events: list[MemoryEvent] = Field(description="recent events not yet folded into a summary")
-    truncated: bool = Field(description="something relevant was left out to stay in budget")
+    items: list[Event] = Field(description="in the order of the request")
