@@ -162,10 +162,10 @@ test: $(STAMP) $(ASSETS) browser postgres
 
 # mypy over tests/ uses the relaxed section of pyproject.toml ([[tool.mypy.overrides]] tests.*).
 lint: $(STAMP)
-	$(BIN)/ruff check app tests bench migrations examples
-	$(BIN)/ruff format --check app tests bench migrations examples
+	$(BIN)/ruff check app tests bench migrations examples tools
+	$(BIN)/ruff format --check app tests bench migrations examples tools
 	$(BIN)/mypy app
-	$(BIN)/mypy bench examples tests
+	$(BIN)/mypy bench examples tests tools
 	$(BIN)/lint-imports
 
 schema: $(STAMP)

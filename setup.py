@@ -19,7 +19,7 @@ setup(
     ],
     package_dir={"app.migrations": "migrations"},
     package_data={
-        "app.edge": ["graphiql_page.js"],
+        "app.edge.graphql_http": ["graphiql_page.js"],
         "app.edge.console": ["*"],
         "app.migrations": ["*/script.py.mako"],
     },

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 
 from app.adapters import embedders
 from app.config import Settings
-from app.services import fusion, search_cache, vector_matrix
-from app.services.change_feeds import ChangeFeeds
-from app.services.embedder_choice import TenantEmbedders
-from app.services.indexer import Indexer
+from app.services.changes.subscribers import ChangeFeeds
 from app.services.ratelimit import RateLimiter
+from app.services.search import fusion, page_cache, vector_matrix
+from app.services.search.embedders import TenantEmbedders
+from app.services.search.indexer import Indexer
 from app.services.tenants import Authenticator
 from app.storage.control import ControlDb
 from app.storage.templates import DatabaseTemplates
@@ -28,9 +28,9 @@ class Container:
     auth: Authenticator
     # Per API key, per process; disabled unless JET_RATE_LIMIT_PER_SECOND is set.
     limiter: RateLimiter = field(default_factory=lambda: RateLimiter(0, 1))
-    # Live memoryChanged subscriptions of this process (app/services/change_feeds.py).
+    # Live memoryChanged subscriptions of this process (app/services/changes/subscribers.py).
     feeds: ChangeFeeds | None = None
-    # Search by meaning (app/services/fusion.py); None: keywords only (JET_EMBEDDER=none).
+    # Search by meaning (app/services/search/fusion.py); None: keywords only (JET_EMBEDDER=none).
     semantic: fusion.Semantic | None = None
     # Each tenant's embedder, from its policy (local model, its gateway, none).
     embedders: TenantEmbedders | None = None
@@ -67,7 +67,7 @@ async def build(settings: Settings, *, templates: DatabaseTemplates | None = Non
         raise
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
-        shared[search_cache.KEY] = search_cache.SearchCache(settings.search_cache_pages)
+        shared[page_cache.KEY] = page_cache.SearchCache(settings.search_cache_pages)
     tenants = TenantDatabases(settings, shared=shared, templates=templates)
     embedders = None
     if settings.embedder != "none":

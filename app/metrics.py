@@ -18,7 +18,7 @@ from prometheus_client import (
     multiprocess,
 )
 
-# Set by app/serve.py for its worker processes, each writing its metrics to files there.
+# Set by app/processes/serve.py for its worker processes, each writing its metrics to files there.
 MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 HTTP_REQUESTS = Counter(
@@ -52,7 +52,8 @@ ENTRY_SEARCH_CACHE_EVICTIONS = Counter(
     "jet_entry_search_cache_evictions", "Search pages dropped to keep the cache within its size."
 )
 ENTRIES_EMBEDDED = Counter(
-    "jet_entries_embedded", "Entry vectors the background indexer stored (app/services/indexer.py)."
+    "jet_entries_embedded",
+    "Entry vectors the background indexer stored (app/services/search/indexer.py).",
 )
 
 COMPACTION_RUNS = Counter("jet_compaction_runs", "Compaction runs finished, by status.",

@@ -37,10 +37,11 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from app import deps, ids, logs
 from app.adapters import webhook_sender
 from app.config import Settings
-from app.embedded_redis import recorded_url
-from app.services import changes, compaction, webhook_delivery, webhooks
+from app.processes.embedded_redis import recorded_url
+from app.services import compaction
+from app.services.changes import change_events, delivery, webhooks
 from app.services.compaction import CompactionRunRecord
-from app.services.indexer import Indexer
+from app.services.search.indexer import Indexer
 
 log = logging.getLogger(__name__)
 
@@ -153,11 +154,11 @@ def run_summary(run: CompactionRunRecord) -> dict[str, Any]:
 async def deliver_webhooks(ctx: Ctx) -> None:
     """Runs for the worker's life: a pass over the webhooks of every active tenant that has
     any (marked in the control database when its first endpoint was registered) each
-    webhook_poll_seconds (app.services.webhook_delivery). A tenant without webhooks costs
+    webhook_poll_seconds (app.services.changes.delivery). A tenant without webhooks costs
     the loop nothing, however many there are."""
     container: deps.Container = ctx["container"]
     settings = container.settings
-    config = webhook_delivery.DeliveryConfig.of(settings)
+    config = delivery.DeliveryConfig.of(settings)
     limit = asyncio.Semaphore(settings.webhook_concurrency)
     owner = f"{socket.gethostname()}:{os.getpid()}:{ids.new_id('wrk')[-8:]}"
     tenant_ids: list[str] = []
@@ -189,13 +190,13 @@ async def _webhook_pass(
     container: deps.Container,
     tenant_id: str,
     http: webhook_sender.Client,
-    config: webhook_delivery.DeliveryConfig,
+    config: delivery.DeliveryConfig,
     owner: str,
     limit: asyncio.Semaphore,
 ) -> None:
     try:
         async with container.tenants.lease(tenant_id) as db:
-            await webhook_delivery.deliver_tenant(db, http, config, owner=owner, limit=limit)
+            await delivery.deliver_tenant(db, http, config, owner=owner, limit=limit)
     except Exception:
         # One tenant's trouble (a locked or unavailable database) never stops the others;
         # its deliveries wait in its outbox for the next pass.
@@ -226,8 +227,8 @@ async def keep_changes(ctx: Ctx) -> None:
 async def _upkeep(container: deps.Container, tenant_id: str, keep: timedelta, marked: bool) -> None:
     try:
         async with container.tenants.lease(tenant_id) as db:
-            await changes.prune_changes(db, keep=keep)
-            await webhook_delivery.prune_deliveries(db, keep=keep)
+            await change_events.prune_changes(db, keep=keep)
+            await delivery.prune_deliveries(db, keep=keep)
             if not marked and await webhooks.has_endpoints(db):
                 await container.control.mark_webhooks(tenant_id)
     except Exception:
@@ -250,8 +251,8 @@ async def startup(ctx: Ctx) -> None:
     # One client for every job of this worker: connections to a tenant's gateway are
     # reused across its buckets. Timeouts are per request, from the tenant's policy.
     ctx["http"] = httpx.AsyncClient()
-    delivery = webhook_delivery.DeliveryConfig.of(settings)
-    ctx["webhook_http"] = webhook_sender.new_client(delivery.allowed, seconds=delivery.timeout)
+    deliveries = delivery.DeliveryConfig.of(settings)
+    ctx["webhook_http"] = webhook_sender.new_client(deliveries.allowed, seconds=deliveries.timeout)
     ctx["webhooks"] = asyncio.create_task(deliver_webhooks(ctx), name="webhooks")
     ctx["upkeep"] = asyncio.create_task(keep_changes(ctx), name="changes-upkeep")
     # The tenants that embed by their own gateway are embedded here, through its DLP and

@@ -12,7 +12,7 @@ import aiosqlite
 
 from app import ids
 from app.config import Settings
-from app.storage import fulltext
+from app.storage.search import fulltext
 from bench import context as cb
 from bench.harness import (
     Row,

@@ -61,10 +61,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
 from app.deps import Container, build
-from app.services import entries, entry_search, search
+from app.services import entries
 from app.services import tenants as tenant_service
 from app.services.records import EntryFilter, EntryIn, EntrySource, Scope
-from app.storage import fulltext, postgres
+from app.services.search import analysis, keywords
+from app.storage import postgres
+from app.storage.search import fulltext
 from bench import context as cb
 from bench import data as bench_data
 from bench.harness import (
@@ -726,10 +728,10 @@ class Bench:
                         for rep in range(2):
                             for tag, q, scope, ref in cases:
                                 s = fulltext.Search(
-                                    search.words(q, "q"), scope=scope, scope_ref=ref
+                                    analysis.words(q, "q"), scope=scope, scope_ref=ref
                                 )
                                 flt = EntryFilter(search=q, scope=Scope(scope), scope_ref=ref)
-                                stmt = entry_search.search_statement(
+                                stmt = keywords.search_statement(
                                     target.dialect, flt, s, cursor=False
                                 )
                                 values = fulltext.params(target, s)

@@ -35,8 +35,9 @@ import websockets
 from aiohttp import web
 
 from app import ids
-from app.embedded_redis import EmbeddedRedis
-from app.storage import changes, fulltext
+from app.processes.embedded_redis import EmbeddedRedis
+from app.storage.changes import outbox
+from app.storage.search import fulltext
 from bench import context as cb
 from bench.harness import free_port, load_note, median, new_tenant, pct
 
@@ -120,7 +121,7 @@ async def raw_cost(
 
 
 async def part_raw(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
-    return await raw_cost(work, seconds, rounds, [], [changes.ANNOUNCE_EVENTS_SQL], "outbox")
+    return await raw_cost(work, seconds, rounds, [], [outbox.ANNOUNCE_EVENTS_SQL], "outbox")
 
 
 class Receiver:

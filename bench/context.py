@@ -24,9 +24,10 @@ from typing import Any
 from app import ids
 from app.config import Settings
 from app.deps import Container, build
-from app.services import context, tenants
+from app.services import tenants
+from app.services.context import loader
 from app.services.records import Scope
-from app.storage import fulltext
+from app.storage.search import fulltext
 
 NOW = datetime(2026, 6, 1, 9, tzinfo=UTC)
 COMPRESSED_AFTER_DAYS = 30  # the daily compactor folds what is older than this
@@ -271,7 +272,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> None:
                         started, started_cpu = time.perf_counter(), time.process_time()
                         if profiler is not None and query and i >= 20:
                             profiler.enable()
-                        result = await context.load_context(
+                        result = await loader.load_context(
                             db, scope=Scope(kind), scope_ref=ref,
                             query=asked if query else None,
                             max_tokens=max_tokens, include_institutional=True, now=NOW,

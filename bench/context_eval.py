@@ -21,8 +21,9 @@ from typing import Any
 
 from app.config import Settings
 from app.deps import Container, build
-from app.services import context, entries, events, evidence, temporal, tenants
+from app.services import entries, events, tenants
 from app.services.compaction import compact_tenant
+from app.services.context import evidence, loader, time_phrases
 from app.services.records import EntryFilter, EntrySource, EventFilter, EventIn, Scope
 from app.storage.tenants import TenantDb
 
@@ -127,7 +128,7 @@ def _conv(evalset: EvalSet, q: Question) -> dict[str, Any]:
 async def in_context(db: TenantDb, evalset: EvalSet, q: Question, budget: int) -> bool:
     """Whether memoryContext, asked the question, shows the gold answer verbatim."""
     conv = _conv(evalset, q)
-    result = await context.load_context(
+    result = await loader.load_context(
         db, scope=Scope(conv["scope"]), scope_ref=conv["scope_ref"], query=q.question,
         max_tokens=budget, include_institutional=True, now=evalset.now,
     )  # fmt: skip
@@ -297,7 +298,7 @@ async def tune(container: Container, tenant_id: str, evalset: EvalSet, budget: i
     async with container.tenants.lease(tenant_id) as db:
         print(f"compacted, {budget} tokens: item_share entries_share -> rate")
         for i, e in GRID_SHARES:
-            evidence.ITEM_SHARE, context.ENTRIES_SHARE = i, e
+            evidence.ITEM_SHARE, loader.ENTRIES_SHARE = i, e
             print(f"  {i:5.2f} {e:5.2f} -> {await _rate(db, evalset, budget):.3f}")
 
 
@@ -314,7 +315,7 @@ def without(changes: Sequence[str]) -> None:
         elif change == "passages":
             evidence.PASSAGES_OVER_TOKENS = 10**9
         elif change == "window":
-            temporal.window = lambda question, now: None
+            time_phrases.window = lambda question, now: None
         else:
             raise SystemExit(f"--without takes events, passages or window, not {change!r}")
 

@@ -22,10 +22,12 @@ from sqlalchemy import insert
 from sqlalchemy.dialects import sqlite
 
 from app import ids
-from app.services import entry_search, search, tenants
+from app.services import tenants
 from app.services.records import EntryFilter, Scope
-from app.storage import fulltext, migrate
-from app.storage.control_models import api_keys_table, tenants_table
+from app.services.search import analysis, keywords
+from app.storage import migrate
+from app.storage.control import api_keys_table, tenants_table
+from app.storage.search import fulltext
 from app.storage.transactions import write_transaction
 from app.storage.types import utcnow
 from bench import context as cb  # its Markdown generator and its tenant
@@ -143,9 +145,9 @@ def fts_sql(
     page, under `hwm`), as SQL text with its values inline."""
     flt = EntryFilter(search=question, scope=Scope(scope), scope_ref=scope_ref)
     query = fulltext.Search(
-        search.words(question, "filter.search"), scope=scope, scope_ref=scope_ref
+        analysis.words(question, "filter.search"), scope=scope, scope_ref=scope_ref
     )
-    stmt = entry_search.search_statement("sqlite", flt, query, cursor=not first_page)
+    stmt = keywords.search_statement("sqlite", flt, query, cursor=not first_page)
     values = fulltext.params(fulltext.Target("sqlite"), query)
     values.update(page_offset=0, page_limit=first + 1)
     if not first_page:

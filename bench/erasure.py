@@ -27,7 +27,8 @@ from sqlalchemy import bindparam, select
 from app import ids
 from app.config import Settings
 from app.deps import build
-from app.services import entries, entry_rows, erasure, history, tenants
+from app.services import entries, entry_rows, tenants
+from app.services.data_rights import erasure, history
 from app.services.records import EntryIn, EntryPatch, Scope
 from app.storage.models import entries_table as en
 from app.storage.types import sqlite_text, utcnow

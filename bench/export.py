@@ -26,8 +26,9 @@ from pathlib import Path
 from app import ids
 from app.config import Settings
 from app.deps import Container, build
-from app.services import portability, portability_import, tenants
-from app.storage import fulltext
+from app.services import tenants
+from app.services.data_rights import importer, portability
+from app.storage.search import fulltext
 from app.storage.transactions import BULK_CACHE_KIB
 from app.storage.types import sqlite_text
 
@@ -61,7 +62,7 @@ def rows(n: int, first: int = 0) -> list[tuple[object, ...]]:
 def raw_insert(
     path: Path,
     data: list[tuple[object, ...]],
-    batch: int = portability_import.BATCH_RECORDS,
+    batch: int = importer.BATCH_RECORDS,
     *,
     index: bool = True,
     secondary: bool = True,
@@ -159,7 +160,7 @@ async def import_from(c: Container, tenant_id: str, source: Path) -> float:
     started = time.perf_counter()
     with source.open("rb") as f:
         async with c.tenants.lease(tenant_id) as db:
-            result = await portability_import.import_file(db, f)
+            result = await importer.import_file(db, f)
     assert result.stored.get("event", 0) > 0
     return time.perf_counter() - started
 

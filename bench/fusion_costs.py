@@ -23,10 +23,12 @@ from typing import Any
 from app.adapters import embedders
 from app.config import Settings
 from app.deps import build
-from app.services import cursors, entries, entry_rows, entry_search, indexer, tenants
+from app.services import cursors, entries, entry_rows, tenants
 from app.services.records import EntryFilter, Scope
-from app.storage import fulltext, reads
+from app.services.search import indexer, keywords
+from app.storage import reads
 from app.storage.models import entries_table as en
+from app.storage.search import fulltext
 from app.storage.transactions import write_transaction
 from app.storage.types import utcnow
 
@@ -77,7 +79,7 @@ async def _full_rows_ranking(
     each made an Entry, for their (seq, rank)."""
     target = fulltext.Target.of_engine(db.engine)
     cursor = cursors.encode("entries-search", [hwm, 0])
-    stmt, values, _, _, words = entry_search.search_query(target, flt, limit - 1, cursor)
+    stmt, values, _, _, words = keywords.search_query(target, flt, limit - 1, cursor)
     rows = await reads.search_rows(db, stmt, values, words)
     n = len(entry_rows.COLUMNS)
     for r in rows:
@@ -145,17 +147,17 @@ async def run(args: argparse.Namespace) -> None:
                 p95s: dict[str, list[float]] = {m: [] for m in MODES}
                 medians: dict[str, list[float]] = {m: [] for m in MODES}
                 cpus: dict[str, list[float]] = {m: [] for m in MODES}
-                seq_only = entry_search.keyword_ranking
+                seq_only = keywords.keyword_ranking
                 for _ in range(args.rounds):
                     for mode, keyword_only in MODES.items():
                         full = mode == "fused, full rows"
-                        entry_search.keyword_ranking = _full_rows_ranking if full else seq_only
+                        keywords.keyword_ranking = _full_rows_ranking if full else seq_only
                         t = time.process_time()
                         lat = await clients(db, keyword_only, args.searches)
                         cpus[mode].append((time.process_time() - t) / len(lat))
                         p95s[mode].append(p95(lat))
                         medians[mode].append(statistics.median(lat))
-                entry_search.keyword_ranking = seq_only
+                keywords.keyword_ranking = seq_only
         finally:
             await c.aclose()
     for mode in MODES:

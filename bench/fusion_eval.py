@@ -23,15 +23,16 @@ from sqlalchemy import select
 
 from app.config import Settings
 from app.deps import build
-from app.services import entries, entry_search, fusion, indexer, tenants
+from app.services import entries, tenants
 from app.services.records import EntryFilter, EntryIn, Scope
-from app.storage import fulltext
+from app.services.search import fusion, indexer, keywords
 from app.storage.models import entries_table as en
+from app.storage.search import fulltext
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement
 from bench.context_eval import RECALL_AT, EvalSet, Question, read_set
 
-# The score fusion's grid (app/services/fusion.py): the dense side's weight, the similarity
+# The score fusion's grid (app/services/search/fusion.py): the dense side's weight, the similarity
 # counted as nothing, the tag boost; chosen by R@5 + R@10 + R@20 on train.
 WEIGHTS = (0.1, 0.15, 0.2, 0.25, 0.3)
 ZEROS = (0.0, 0.05, 0.1)
@@ -73,7 +74,7 @@ async def rankings(
     assert embedder is not None
     matrix = await fusion.current_matrix(db, sem, embedder.model)
     hwm = 2**31 - 1
-    keyword = await entry_search.keyword_ranking(db, flt, hwm, DEPTH)
+    keyword = await keywords.keyword_ranking(db, flt, hwm, DEPTH)
     aware, entity = await fusion.dense_ranking(db, sem, embedder, matrix, flt, hwm)
     target = fulltext.Target.of_engine(db.engine)
     plain = await fusion._dense(db, sem, embedder, matrix, fusion.where_of(flt, target), hwm,

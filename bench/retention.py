@@ -142,7 +142,7 @@ def found(answers: tuple[str, ...], text: str) -> bool:
 
 
 async def main(clients: int, top: int, context_tokens: int) -> None:
-    from app.services.context import load_context  # another engineer's; present since #3
+    from app.services.context.loader import load_context  # another engineer's; present since #3
 
     now = datetime.now(UTC)
     with tempfile.TemporaryDirectory(prefix="jet-retention-") as tmp:

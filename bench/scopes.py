@@ -22,8 +22,10 @@ from sqlalchemy import func, select
 
 from app import ids
 from app.services import scopes as scopes_service
-from app.storage import changes, fulltext, scopes
+from app.storage import scopes
+from app.storage.changes import outbox
 from app.storage.models import events_table as ev
+from app.storage.search import fulltext
 from app.storage.transactions import read_rows
 from bench import context as cb
 from bench.changes import INSERT, raw_cost
@@ -32,9 +34,9 @@ from bench.harness import load_note, median, new_tenant, open_container
 
 async def part_append(work: Path, seconds: float, rounds: int) -> dict[str, Any]:
     # Both sides announce the change (the outbox), as every append does.
-    outbox = [changes.ANNOUNCE_EVENTS_SQL]
+    announce = [outbox.ANNOUNCE_EVENTS_SQL]
     return await raw_cost(
-        work, seconds, rounds, outbox, [*outbox, scopes.COUNT_EVENTS_SQL], "summary"
+        work, seconds, rounds, announce, [*announce, scopes.COUNT_EVENTS_SQL], "summary"
     )
 
 

@@ -1,7 +1,7 @@
 """Grid-search the memoryContext ranking weights on the labelled set; prints the best.
 
 Usage: .venv/bin/python -m bench.tune_context [--fixture tests/fixtures/context_labelled.json]
-The chosen weights go into app/services/context.py (WEIGHTS) and docs/context.md by hand.
+The chosen weights go into app/services/context/loader.py (WEIGHTS) and docs/context.md by hand.
 """
 
 import argparse
@@ -20,7 +20,8 @@ from sqlalchemy import select
 
 from app.config import Settings
 from app.deps import build
-from app.services import context, context_ranking, tenants
+from app.services import tenants
+from app.services.context import loader, ranking
 from app.services.entries import insert_entry
 from app.services.records import EntryIn, EntrySource, Scope
 from app.storage.models import entries_table
@@ -31,7 +32,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "context_
 K = 5
 GRID_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0)
 GRID_HALF_LIVES = (7.0, 14.0, 30.0, 60.0, 90.0, 180.0, 365.0)
-BASELINE = context_ranking.Weights(importance=0.0, recency=0.0, half_life_days=30.0)  # bm25 only
+BASELINE = ranking.Weights(importance=0.0, recency=0.0, half_life_days=30.0)  # bm25 only
 
 
 async def load(db: TenantDb, entries: list[dict[str, Any]]) -> dict[int, str]:
@@ -63,32 +64,32 @@ def mrr(ranked: Sequence[str], relevant: Sequence[str]) -> float:
     return next((1 / (i + 1) for i, key in enumerate(ranked) if key in relevant), 0.0)
 
 
-Pools = list[tuple[list[context_ranking.Candidate], list[str]]]
+Pools = list[tuple[list[ranking.Candidate], list[str]]]
 
 
 def evaluate(
-    pools: Pools, keys: dict[int, str], w: context_ranking.Weights, now: datetime
+    pools: Pools, keys: dict[int, str], w: ranking.Weights, now: datetime
 ) -> tuple[float, float, float]:
     """Mean nDCG@K, mean MRR, and the share of questions with every answer in the top K."""
     nd, rr, hit = [], [], []
     for cands, relevant in pools:
-        ranked = [keys[c.seq] for c in context_ranking.rank(cands, w, now)]
+        ranked = [keys[c.seq] for c in ranking.rank(cands, w, now)]
         nd.append(ndcg(ranked, relevant))
         rr.append(mrr(ranked, relevant))
         hit.append(float(set(relevant) <= set(ranked[:K])))
     return statistics.fmean(nd), statistics.fmean(rr), statistics.fmean(hit)
 
 
-def grid() -> dict[tuple[int, int, int], context_ranking.Weights]:
+def grid() -> dict[tuple[int, int, int], ranking.Weights]:
     return {
-        (a, b, c): context_ranking.Weights(importance=i, recency=r, half_life_days=h)
+        (a, b, c): ranking.Weights(importance=i, recency=r, half_life_days=h)
         for (a, i), (b, r), (c, h) in itertools.product(
             enumerate(GRID_WEIGHTS), enumerate(GRID_WEIGHTS), enumerate(GRID_HALF_LIVES)
         )
     }
 
 
-Scored = list[tuple[float, tuple[float, float, float], context_ranking.Weights]]
+Scored = list[tuple[float, tuple[float, float, float], ranking.Weights]]
 
 
 def best(pools: Pools, keys: dict[int, str], now: datetime) -> Scored:
@@ -129,10 +130,10 @@ async def main() -> None:
                 pools: Pools = []
                 async with read_transaction(db.engine) as conn:
                     for q in data["questions"]:
-                        scopes = context.scopes_of(
+                        scopes = loader.scopes_of(
                             Scope(q["scope"]), q["scope_ref"], q["include_institutional"]
                         )
-                        cands = await context.candidates(
+                        cands = await loader.candidates(
                             conn, scopes=scopes, query=q["query"], limit=1000
                         )
                         pools.append((cands, q["relevant"]))
@@ -144,8 +145,8 @@ async def main() -> None:
     print("baseline (bm25 only):", fmt.format(*evaluate(pools, keys, BASELINE, now), k=K))
     print(
         "current WEIGHTS     :",
-        fmt.format(*evaluate(pools, keys, context_ranking.WEIGHTS, now), k=K),
-        context_ranking.WEIGHTS,
+        fmt.format(*evaluate(pools, keys, ranking.WEIGHTS, now), k=K),
+        ranking.WEIGHTS,
     )
     ranked = best(pools, keys, now)
     print("best of the grid (by nDCG@5 over each point's neighbourhood):")
@@ -165,8 +166,8 @@ async def main() -> None:
 
     print("per question with current WEIGHTS (top 5):")
     for (cands, relevant), q in zip(pools, data["questions"], strict=True):
-        top = [keys[c.seq] for c in context_ranking.rank(cands, context_ranking.WEIGHTS, now)][:K]
-        base = [keys[c.seq] for c in context_ranking.rank(cands, BASELINE, now)][:K]
+        top = [keys[c.seq] for c in ranking.rank(cands, ranking.WEIGHTS, now)][:K]
+        base = [keys[c.seq] for c in ranking.rank(cands, BASELINE, now)][:K]
         mark = "ok " if set(relevant) <= set(top) else "MISS"
         print(f"  {mark} {q['query']!r}\n       tuned: {top}\n       bm25 : {base}")
 

@@ -19,8 +19,9 @@ from app import worker
 from app.adapters import webhook_sender
 from app.config import Settings
 from app.deps import Container, build
-from app.services import tenants, webhooks
-from app.services.webhooks import EndpointIn
+from app.services import tenants
+from app.services.changes import webhooks
+from app.services.changes.webhooks import EndpointIn
 
 
 async def measure(c: Container, seconds: float) -> tuple[float, float]:

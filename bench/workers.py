@@ -17,7 +17,7 @@ from typing import Any
 
 from app.config import Settings
 from app.deps import build
-from app.services import indexer
+from app.services.search import indexer
 from bench import context as cb
 from bench import data as bench_data
 from bench.harness import (

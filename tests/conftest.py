@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection
 from app.config import Settings
 from app.deps import Container, build
 from app.edge.app import create_app
-from app.embedded_redis import EmbeddedRedis
+from app.processes.embedded_redis import EmbeddedRedis
 from app.services import tenants
 from app.storage import migrate
 from app.storage.templates import DatabaseTemplates

@@ -6,13 +6,13 @@ import pytest
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app import configdoc
 from app.config import Settings
+from tools import configdoc
 
 
 def test_the_committed_reference_is_what_the_generator_writes() -> None:
     committed = configdoc.TARGET.read_text()
-    assert committed == configdoc.render(), "run `python -m app.configdoc` and commit the result"
+    assert committed == configdoc.render(), "run `python -m tools.configdoc` and commit the result"
 
 
 def test_every_setting_has_a_description() -> None:

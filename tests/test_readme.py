@@ -169,5 +169,5 @@ def layout_paths() -> list[tuple[str, list[Path]]]:
 
 def test_every_path_in_the_layout_exists() -> None:
     paths = layout_paths()
-    assert {"app/", "edge/", "serve.py", "up.py", "mcp/", "console/"} <= {p for p, _ in paths}
+    assert {"app/", "edge/", "mcp/", "console/"} <= {p for p, _ in paths}
     assert [p for p, where in paths if not any(w.exists() for w in where)] == []

@@ -13,8 +13,8 @@ from app.cli.running import Run
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput
-from app.services import erasure
 from app.services import tenants as tenant_service
+from app.services.data_rights import erasure
 from app.services.records import Scope
 
 

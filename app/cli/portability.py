@@ -14,8 +14,8 @@ from app.cli.running import Run
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput
-from app.services import portability, portability_import
 from app.services import tenants as tenant_service
+from app.services.data_rights import importer, portability
 from app.services.records import Scope
 
 
@@ -110,7 +110,7 @@ def cmd_import(settings: Settings, args: argparse.Namespace, run: Run) -> int:
         progress = Progress("imported")
         try:
             async with c.tenants.lease(tenant.id) as db:
-                result = await portability_import.import_file(db, f, progress=progress)
+                result = await importer.import_file(db, f, progress=progress)
         finally:
             progress.close()
         stored = ", ".join(f"{n} {k}" for k, n in result.stored.items())

@@ -6,8 +6,8 @@ from typing import Any
 
 from app.cli.running import Run
 from app.deps import Container
-from app.services import indexer
 from app.services import tenants as tenant_service
+from app.services.search import indexer
 
 
 def add_commands(sub: Any, run: Run) -> None:

@@ -20,7 +20,7 @@ DEV_TENANT = "dev"
 
 
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
-    from app import serve
+    from app.processes import serve
 
     host, port = args.host or settings.host, args.port or settings.port
     if (problem := cannot_listen(host, port)) is not None:
@@ -89,7 +89,7 @@ def cmd_worker_check(settings: Settings, _: argparse.Namespace) -> int:
 
 
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
-    from app import up
+    from app.processes import up
 
     host, port = args.host or settings.host, args.port or settings.port
     # Before Redis and the worker start, so a busy port stops nothing half-started.

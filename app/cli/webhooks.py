@@ -8,9 +8,10 @@ from collections.abc import Awaitable, Callable
 from app.cli.running import Run
 from app.config import Settings
 from app.deps import Container
-from app.services import tenants, webhooks
+from app.services import tenants
+from app.services.changes import webhooks
+from app.services.changes.webhooks import Endpoint, EndpointIn, EndpointPatch
 from app.services.records import Scope
-from app.services.webhooks import Endpoint, EndpointIn, EndpointPatch
 from app.storage.tenants import TenantDb
 
 

@@ -30,22 +30,22 @@ from app.config import Settings
 from app.deps import Container, build
 from app.edge.answers import GRAPHQL_RESPONSE_ANSWERS
 from app.edge.auth import TenantBound
-from app.edge.console_routes import console_routes
-from app.edge.fastpath.graphql_post import ShortPathGraphQLView
-from app.edge.graphiql import graphiql_html, graphiql_routes
-from app.edge.graphql_view import (
+from app.edge.console.routes import console_routes
+from app.edge.graphql_http.fastpath import ShortPathGraphQLView
+from app.edge.graphql_http.graphiql import graphiql_html, graphiql_routes
+from app.edge.graphql_http.view import (
     WANTS_KEY,
     GraphQLView,
     is_graphiql_page,
     wants_graphql_response,
 )
+from app.edge.graphql_http.websocket import SubscriptionView
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.mcp.http import McpEndpoint
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.request_ids import current_request_id
 from app.edge.rest.openapi import openapi_route
 from app.edge.rest.routing import rest_routes
-from app.edge.subscriptions import SubscriptionView
 from app.graphql.schema import schema_for
 from app.logs import request_id_var
 
@@ -135,8 +135,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             await bound(scope, receive, send)
 
     class SubscriptionEndpoint:
-        """The websocket at /graphql (app/edge/subscriptions.py), on the same schema as HTTP
-        (with the fast path on, its short cuts too)."""
+        """The websocket at /graphql (app/edge/graphql_http/websocket.py), on the same schema
+        as HTTP (with the fast path on, its short cuts too)."""
 
         view: SubscriptionView | None = None
         container: Container | None = None

@@ -1,6 +1,7 @@
-"""GraphQL `MemoryChange`, a change event as every surface sends it (app/services/changes.py),
-never the memory text, and the `memoryChanged` subscription (app/services/change_feeds.py).
-The object named by objectId is read with memoryEntry/memoryEvent."""
+"""GraphQL `MemoryChange`, a change event as every surface sends it
+(app/services/changes/change_events.py), never the memory text, and the `memoryChanged`
+subscription (app/services/changes/subscribers.py). The object named by objectId is read
+with memoryEntry/memoryEvent."""
 
 from collections.abc import AsyncGenerator
 from datetime import datetime
@@ -10,10 +11,10 @@ import strawberry
 from strawberry.types import Info
 
 from app.errors import ExpectedError, Forbidden
-from app.graphql.context import Context
 from app.graphql.errors import QueryError
+from app.graphql.request_context import Context
 from app.graphql.types import MemoryScope
-from app.services import changes
+from app.services.changes import change_events
 from app.services.records import Scope
 
 
@@ -36,7 +37,7 @@ class MemoryChange:
 
     @classmethod
     def of(cls, payload: dict[str, Any]) -> "MemoryChange":
-        """From the payload form (app.services.changes.Change.payload)."""
+        """From the payload form (app.services.changes.change_events.Change.payload)."""
         return cls(
             id=strawberry.ID(payload["id"]), type=payload["type"],
             time=datetime.fromisoformat(payload["time"]), scope=payload["scope"],
@@ -45,7 +46,7 @@ class MemoryChange:
         )  # fmt: skip
 
     @classmethod
-    def of_change(cls, change: changes.Change) -> "MemoryChange":
+    def of_change(cls, change: change_events.Change) -> "MemoryChange":
         """From the change itself: the same fields as `of(change.payload())`, without the
         time's round trip through text (one per change and subscriber)."""
         return cls(
@@ -67,10 +68,10 @@ async def resolve_memory_changed(
     if ctx.tenant_id is None or ctx.api_key is None or feeds is None:
         raise QueryError(Forbidden([], "subscriptions are served over the websocket only"))
     try:
-        wanted = changes.change_filter(
+        wanted = change_events.change_filter(
             types or [], Scope(scope) if scope is not None else None, scope_ref
         )
-        cursor = changes.parse_cursor(after)
+        cursor = change_events.parse_cursor(after)
         stream = feeds.follow(ctx.tenant_id, ctx.api_key, wanted, cursor)
         first = await anext(stream, None)
     except ExpectedError as exc:

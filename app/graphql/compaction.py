@@ -9,8 +9,8 @@ import strawberry
 from strawberry.types import Info
 
 from app.errors import BudgetExceeded, ExpectedError
-from app.graphql.context import Context
 from app.graphql.errors import QueryError
+from app.graphql.request_context import Context
 from app.graphql.types import MemoryEntry, PageInfo, UserError
 from app.services import compaction
 from app.services.compaction import CompactionRunRecord, RunStatus, RunTrigger

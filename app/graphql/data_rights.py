@@ -9,8 +9,8 @@ import strawberry
 from strawberry.types import Info
 
 from app.errors import ExpectedError
-from app.graphql.context import Context
 from app.graphql.errors import QueryError
+from app.graphql.request_context import Context
 from app.graphql.types import (
     MemoryEntry,
     MemoryEntryVersionConnection,
@@ -18,7 +18,7 @@ from app.graphql.types import (
     PageInfo,
     UserError,
 )
-from app.services import erasure, history, restore
+from app.services.data_rights import erasure, history, restore
 from app.services.records import ErasureReceipt, Scope
 
 

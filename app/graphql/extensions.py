@@ -26,7 +26,7 @@ def mask(error: GraphQLError, request_id: str | None) -> GraphQLError:
     """What MaskErrors.anonymise_error returns, plus a code and the request id to quote.
 
     Its `__cause__` is the original, for the HTTP edge, which names a tenant database
-    that cannot serve instead (app/edge/graphql_view.py).
+    that cannot serve instead (app/edge/graphql_http/view.py).
     """
     masked = GraphQLError(
         message=MASKED_MESSAGE,

@@ -21,11 +21,11 @@ from app.errors import ExpectedError, ExpectedErrors, Unavailable
 from app.graphql import fastpath
 from app.graphql.changes import ChangeSubscription
 from app.graphql.compaction import CompactionMutation, CompactionQuery
-from app.graphql.context import Context
-from app.graphql.context_query import ContextQuery
 from app.graphql.data_rights import DataRightsMutation, DataRightsQuery
 from app.graphql.errors import QueryError
 from app.graphql.extensions import operation_extensions
+from app.graphql.memory_context import ContextQuery
+from app.graphql.request_context import Context
 from app.graphql.scopes import ScopesQuery
 from app.graphql.selected_arguments import check_selected_arguments
 from app.graphql.types import (

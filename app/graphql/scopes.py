@@ -10,8 +10,8 @@ import strawberry
 from strawberry.types import Info
 
 from app.errors import ExpectedError
-from app.graphql.context import Context
 from app.graphql.errors import QueryError
+from app.graphql.request_context import Context
 from app.graphql.types import MemoryScope, PageInfo
 from app.services import scopes as scopes_service
 from app.services.records import Scope

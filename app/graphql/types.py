@@ -22,11 +22,11 @@ from strawberry.types import Info
 from app.errors import ErrorCode, ExpectedError
 from app.graphql.errors import QueryError
 from app.services import entries as entries_service
-from app.services import history as history_service
+from app.services.data_rights import history as history_service
 from app.services.records import Edge, Entry, EntrySource, EntryVersion, Event, Page, Scope
 
 if TYPE_CHECKING:
-    from app.graphql.context import Context
+    from app.graphql.request_context import Context
 
 
 def utc_z(value: datetime) -> str:

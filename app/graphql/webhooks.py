@@ -1,4 +1,4 @@
-"""GraphQL webhook endpoints (app/services/webhooks.py): `webhookEndpoints`,
+"""GraphQL webhook endpoints (app/services/changes/webhooks.py): `webhookEndpoints`,
 `webhookDeliveries`, and the mutations to create, update, delete and replay. The signing
 secret is a field of createWebhookEndpoint's payload alone: no query can read it back.
 
@@ -12,12 +12,12 @@ from strawberry.types import Info
 
 from app.errors import ExpectedError
 from app.graphql.changes import MemoryChange
-from app.graphql.context import Context
 from app.graphql.errors import QueryError
+from app.graphql.request_context import Context
 from app.graphql.types import MemoryScope, PageInfo, UserError
-from app.services import webhooks
+from app.services.changes import webhooks
+from app.services.changes.webhooks import Delivery, Endpoint, EndpointIn, EndpointPatch
 from app.services.records import Page, Scope
-from app.services.webhooks import Delivery, Endpoint, EndpointIn, EndpointPatch
 
 CtxInfo = Info[Context, None]
 

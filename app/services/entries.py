@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids
 from app.errors import Conflict, InvalidInput, NotFound, TooLarge
-from app.services import cursors, entry_search, history, limits, search_cache, validation
+from app.services import cursors, limits, validation
+from app.services.data_rights import history
 from app.services.entry_rows import COLUMNS, to_entry
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
@@ -30,11 +31,12 @@ from app.services.records import (
     Event,
     Page,
 )
-from app.storage import fulltext
+from app.services.search import keywords, page_cache
 from app.storage.lists import in_list, storable
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
+from app.storage.search import fulltext
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, read_statement, write_transaction
 from app.storage.types import utcnow
@@ -199,8 +201,8 @@ async def list_entries(
         raise InvalidInput(["minScore"], f"minScore must be 0 to 1, got {flt.min_score}")
     if flt.search is not None:
         # Served from the search page cache while the tenant's entries are unchanged.
-        page = await search_cache.search_page(
-            db, flt, first=first, after=after, search_fn=entry_search.uncached_search
+        page = await page_cache.search_page(
+            db, flt, first=first, after=after, search_fn=keywords.uncached_search
         )
         if not flt.min_score:
             return page

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids, metrics
 from app.errors import Conflict, ExpectedError, ExpectedErrors, InvalidInput, TooLarge
-from app.services import cursors, limits, search, validation
+from app.services import cursors, limits, validation
 from app.services.records import (
     Appended,
     Edge,
@@ -21,10 +21,12 @@ from app.services.records import (
     Page,
     Scope,
 )
-from app.storage import event_log, fulltext, reads
+from app.services.search import analysis
+from app.storage import event_log, reads
 from app.storage.group_commit import GroupCommitter
 from app.storage.lists import in_list, storable
 from app.storage.models import events_table as ev
+from app.storage.search import fulltext
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, read_transaction
 from app.storage.types import utcnow
@@ -335,7 +337,7 @@ async def _search_events(
 ) -> Page[Event]:
     assert flt.search is not None
     query = fulltext.Search(
-        search.words(flt.search, "search"),
+        analysis.words(flt.search, "search"),
         scope=None if flt.scope is None else flt.scope.value,
         scope_ref=None if flt.scope is None else flt.scope_ref,
     )

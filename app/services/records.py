@@ -222,3 +222,40 @@ class Page(Generic[T]):
         if self.end is not None:
             return self.end
         return self.edges[-1].cursor if self.edges else None
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    PARTIAL = "partial"
+    FAILED = "failed"
+
+
+class RunTrigger(StrEnum):
+    CRON = "cron"
+    CLI = "cli"
+    API = "api"
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRunRecord:
+    """One compaction pass over one tenant, as stored in compaction_runs."""
+
+    id: str
+    status: RunStatus
+    trigger: RunTrigger
+    dry_run: bool
+    started_at: datetime
+    finished_at: datetime | None
+    cutoff: datetime  # events that occurred strictly before it were eligible
+    buckets_considered: int
+    buckets_compacted: int  # a dry run: that would be
+    buckets_skipped: int
+    periods: int  # entries written (a dry run: that would be)
+    events_compressed: int  # a dry run: that would be
+    prompt_tokens: int
+    completion_tokens: int
+    budget_exceeded: bool  # some bucket was left because the token budget would be exceeded
+    problems: list[str]  # one line per skipped or failed bucket: "scope scopeRef: why"
+    entries_created: list[str]
+    summariser: str  # the model(s) that answered, or builtin-extractive-v1

@@ -29,7 +29,7 @@ from sqlmodel import Field, SQLModel
 
 from app.config import Settings
 from app.storage import citus, migrate, postgres
-from app.storage.engines import sqlite_engine
+from app.storage.sqlite.engines import sqlite_engine
 from app.storage.templates import copy_sqlite
 from app.storage.transactions import read_statement, write_transaction
 from app.storage.types import UTCDateTime, utcnow

@@ -13,10 +13,12 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy import Select, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage import changes, fulltext, locks, scopes
+from app.storage import locks, scopes
+from app.storage.changes import outbox
 from app.storage.group_commit import GroupCommitter
 from app.storage.lists import in_list
 from app.storage.models import events_table as ev
+from app.storage.search import fulltext
 from app.storage.sqlite.fastpath import Rows, append_batch_on_thread
 from app.storage.sqlite.writer_lock import WriterLock
 from app.storage.types import sqlite_text
@@ -90,18 +92,18 @@ async def insert_events(conn: AsyncConnection, events: Sequence[Event]) -> None:
     """Insert new events (compressed_at and compressed_into empty) inside the caller's
     write transaction, indexed for search (PostgreSQL: a generated column; SQLite: the
     rows above the highest seq before the insert, see fulltext.INDEX_EVENTS_SQL) and
-    announced in the outbox (app.storage.changes) and counted in their scopes' summary
+    announced in the outbox (app.storage.changes.outbox) and counted in their scopes' summary
     (app.storage.scopes)."""
     if conn.dialect.name == "postgresql":
         await conn.execute(insert(ev), [_row(e) for e in events])
         ids = [e.id for e in events]
-        await changes.announce_events(conn, ids)
+        await outbox.announce_events(conn, ids)
         await scopes.count_events(conn, ids)
         return
     after = (await conn.execute(text(fulltext.LAST_EVENT_SEQ_SQL))).scalar_one()
     await conn.execute(insert(ev), [_row(e) for e in events])
     await conn.execute(text(fulltext.INDEX_EVENTS_SQL), {"after": after})
-    await conn.execute(text(changes.ANNOUNCE_EVENTS_SQL), {"after": after})
+    await conn.execute(text(outbox.ANNOUNCE_EVENTS_SQL), {"after": after})
     await conn.execute(text(scopes.COUNT_EVENTS_SQL), {"after": after})
 
 

@@ -118,7 +118,7 @@ class MemoryEntry(TenantModel, table=True):
 class MemoryEntriesRevision(TenantModel, table=True):
     """One row whose `n` changes in the same transaction as any change to memory_entries,
     by any writer: triggers bump it (migration 0005). The entry search cache
-    (app/services/search_cache.py) serves a page only while `n` is what it was read as
+    (app/services/search/page_cache.py) serves a page only while `n` is what it was read as
     before that page was searched. Only equality means anything: `n` starts at a random
     62-bit number, so a table dropped and created again does not (but by a chance in
     ~2**62) repeat a value it had."""
@@ -297,7 +297,7 @@ class Erasure(TenantModel, table=True):
 
 class ErasurePass(TenantModel, table=True):
     """Holds a row only inside an erasing transaction: the event log's delete guard lets a
-    delete through while it does (storage/erasure.py inserts and removes it)."""
+    delete through while it does (storage/data_rights/erasure.py inserts and removes it)."""
 
     __tablename__ = "memory_erasure_pass"
 

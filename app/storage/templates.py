@@ -21,8 +21,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.storage import migrate
-from app.storage.engines import sqlite_engine
 from app.storage.postgres import advisory_lock
+from app.storage.sqlite.engines import sqlite_engine
 from app.storage.transactions import write_transaction
 
 # PostgreSQL: spare tenant schemas at head wait in the database under this prefix and the

@@ -22,8 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config import Settings
 from app.storage import migrate, postgres
-from app.storage.engines import SqliteEngines
 from app.storage.group_commit import GroupCommitter
+from app.storage.sqlite.engines import SqliteEngines
 from app.storage.sqlite.fastpath import InlineReader, OneHopDialect, WordCounts
 from app.storage.sqlite.writer_lock import SUFFIX as WRITER_LOCK_SUFFIX
 from app.storage.templates import DatabaseTemplates, claim_spare, copy_sqlite
@@ -93,7 +93,7 @@ class TenantDatabases:
         templates: DatabaseTemplates | None = None,
     ) -> None:
         """`shared`: helpers of the process that every leased TenantDb carries as
-        `db.shared`, such as the entry search cache (app/services/search_cache.py), which
+        `db.shared`, such as the entry search cache (app/services/search/page_cache.py), which
         the composition root (app/deps.py) makes: storage knows no services. `templates`:
         where a new tenant's database is copied from instead of migrated from 0001 (the
         tests' fixtures; app/storage/templates.py)."""

@@ -11,7 +11,7 @@ from sqlalchemy import Executable, Row
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage.engines import BEGIN_OPTION, NO_BEGIN
+from app.storage.sqlite.engines import BEGIN_OPTION, NO_BEGIN
 from app.storage.sqlite.fastpath import INLINE_OPTION, OneHopDialect
 
 # A bulk write's page cache, in KiB (SQLite). With the default 2 MiB, a write that touches

@@ -5,7 +5,7 @@ SQLite reports these as `sqlite3.OperationalError`/`DatabaseError` with a result
 `classify` turns them into `TenantUnavailable(reason)`, which the edge answers with a clear
 error (503 + Retry-After for a lock, 507 for a full disk, 500 naming corruption) instead
 of a masked "Internal server error"; every other error stays what it was. The engines
-raise it from SQLAlchemy's `handle_error` hook (app/storage/engines.py), so it comes out of
+raise it from SQLAlchemy's `handle_error` hook (app/storage/sqlite/engines.py), so it comes out of
 opening a tenant (TenantDatabases.lease), of a query and of a commit alike.
 """
 

@@ -2,7 +2,7 @@
 
 from alembic import context
 
-from app.storage.control_models import ControlModel as Base
+from app.storage.control import ControlModel as Base
 from app.storage.migrate import run_env
 
 run_env(context, Base.metadata)

@@ -1,11 +1,11 @@
-"""The built-in extractive summariser (app/adapters/extractive.py)."""
+"""The built-in extractive summariser (app/adapters/summarisers/builtin.py)."""
 
 from datetime import UTC, datetime
 
 import pytest
 
-from app.adapters.extractive import BUILTIN_SUMMARISER_NAME, summarise_extractive
-from app.adapters.summary import EventText, Summary
+from app.adapters.summarisers.base import EventText, Summary
+from app.adapters.summarisers.builtin import BUILTIN_SUMMARISER_NAME, summarise_extractive
 
 
 def at(day: str) -> datetime:

@@ -1,10 +1,10 @@
-"""What the extractive summariser keeps of a chat (app/adapters/extractive.py): the
+"""What the extractive summariser keeps of a chat (app/adapters/summarisers/builtin.py): the
 once-said facts, not pleasantries that name someone, headers or the weekly templates."""
 
 from datetime import UTC, datetime, timedelta
 
-from app.adapters.extractive import rare_words, summarise_extractive
-from app.adapters.summary import EventText
+from app.adapters.summarisers.base import EventText
+from app.adapters.summarisers.builtin import rare_words, summarise_extractive
 
 START = datetime(2025, 9, 1, 9, tzinfo=UTC)
 TEMPLATES = [

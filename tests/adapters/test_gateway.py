@@ -19,8 +19,8 @@ from app.adapters.gateway import (
     GatewayRejected,
     GatewayUnavailable,
     estimate_messages_tokens,
-    estimate_tokens,
 )
+from app.tokens import estimate_tokens
 from tests.support.gateway_stub import FakeGateway, Reply, Sleeps, ok
 
 KEY = "sk-test-SECRETKEY0123456789"

@@ -1,9 +1,9 @@
-"""The compaction prompt and the LLM answer parser (app/adapters/prompt.py)."""
+"""The compaction prompt and the LLM answer parser (app/adapters/summarisers/gateway.py)."""
 
 import pytest
 
-from app.adapters.prompt import build_compaction_messages, parse_llm_summary
-from app.adapters.summary import Summary
+from app.adapters.summarisers.base import Summary
+from app.adapters.summarisers.gateway import build_compaction_messages, parse_llm_summary
 from tests.adapters.test_extractive import FACTS, realistic_events
 
 

@@ -10,11 +10,12 @@ import pytest
 from sqlalchemy import insert
 
 from app import ids
-from app.adapters.builtin import BuiltinSummariser
+from app.adapters.summarisers.builtin import BuiltinSummariser
 from app.config import Settings
 from app.deps import Container, build
-from app.services import changes, compaction, entries, events
-from app.services.changes import ChangeType
+from app.services import compaction, entries, events
+from app.services.changes import change_events
+from app.services.changes.change_events import ChangeType
 from app.services.policies import TenantPolicy
 from app.services.records import EntryIn, EntryPatch, Event, EventIn, Scope
 from app.storage import event_log
@@ -29,7 +30,7 @@ SECRET = "Acme's ROAS target is 4.0, confidential"
 async def test_every_kind_of_change_is_announced_in_order_without_text(
     container: Container, db: TenantDb
 ) -> None:
-    start = await changes.last_change_id(db)
+    start = await change_events.last_change_id(db)
     one = await events.append_event(db, EventIn(Scope.ENTITY, "ent_acme", "note", SECRET))
     batch = await events.append_events(
         db, [EventIn(Scope.PROJECT, f"prj_{i}", "note", SECRET) for i in range(3)]
@@ -40,7 +41,7 @@ async def test_every_kind_of_change_is_announced_in_order_without_text(
         db, e.id, EntryPatch(), by="key_outbox"
     )  # changes nothing: no announcement
     await entries.delete_entry(db, e.id, by="key_outbox")
-    seen = await changes.changes_after(db, start, limit=100)
+    seen = await change_events.changes_after(db, start, limit=100)
     assert [(c.type, c.scope, c.scope_ref, c.object_id, c.version) for c in seen] == [
         (ChangeType.EVENT_APPENDED, Scope.ENTITY, "ent_acme", one.event.id, 1),
         *[(ChangeType.EVENT_APPENDED, Scope.PROJECT, f"prj_{i}", a.event.id, 1)
@@ -62,22 +63,22 @@ async def test_every_kind_of_change_is_announced_in_order_without_text(
     # A replay (same idempotency key, same content) stores nothing and announces nothing.
     keyed = EventIn(Scope.ENTITY, "ent_acme", "note", "x", idempotency_key="k1")
     await events.append_event(db, keyed)
-    last = await changes.last_change_id(db)
+    last = await change_events.last_change_id(db)
     await events.append_event(db, keyed)
-    assert await changes.last_change_id(db) == last
+    assert await change_events.last_change_id(db) == last
 
 
 async def test_concurrent_appends_sharing_a_group_commit_each_get_one_change(
     db: TenantDb,
 ) -> None:
-    start = await changes.last_change_id(db)
+    start = await change_events.last_change_id(db)
     appended = await asyncio.gather(
         *(
             events.append_event(db, EventIn(Scope.ENTITY, f"ent_{i % 7}", "n", "b"))
             for i in range(200)
         )
     )
-    seen = await changes.changes_after(db, start, limit=1000)
+    seen = await change_events.changes_after(db, start, limit=1000)
     assert sorted(c.object_id for c in seen) == sorted(a.event.id for a in appended)
 
 
@@ -94,14 +95,14 @@ async def test_both_sqlite_paths_announce_appends(settings: Settings, fast_path:
             large = await events.append_events(  # the fast path's one-statement JSON insert
                 db, [EventIn(Scope.ENTITY, "ent_b", "n", "b") for _ in range(150)]
             )
-            seen = await changes.changes_after(db, 0, limit=1000)
+            seen = await change_events.changes_after(db, 0, limit=1000)
         assert [c.object_id for c in seen] == [a.event.id for a in [*small, *large]]
     finally:
         await container.aclose()
 
 
 async def test_a_rolled_back_write_is_never_announced(db: TenantDb) -> None:
-    start = await changes.last_change_id(db)
+    start = await change_events.last_change_id(db)
     now = datetime.now(UTC)
     event = Event(
         id=ids.new_id("evt"), scope=Scope.ENTITY, scope_ref="ent_acme", kind="n", body="b",
@@ -112,13 +113,13 @@ async def test_a_rolled_back_write_is_never_announced(db: TenantDb) -> None:
         async with write_transaction(db.engine) as conn:
             await event_log.insert_events(conn, [event])
             raise RuntimeError("crash before commit")
-    assert await changes.changes_after(db, start, limit=10) == []
+    assert await change_events.changes_after(db, start, limit=10) == []
 
 
 async def test_another_process_writing_entries_is_announced(
     container: Container, db: TenantDb
 ) -> None:
-    start = await changes.last_change_id(db)
+    start = await change_events.last_change_id(db)
     await run_sql(
         container,
         db.tenant_id,
@@ -128,7 +129,7 @@ async def test_another_process_writing_entries_is_announced(
         " '2026-11-30 00:00:00.000000', 1)",
     )
     await run_sql(container, db.tenant_id, "DELETE FROM memory_entries WHERE id = 'mem_raw'")
-    seen = await changes.changes_after(db, start, limit=10)
+    seen = await change_events.changes_after(db, start, limit=10)
     assert [(c.type, c.scope, c.object_id) for c in seen] == [
         (ChangeType.ENTRY_CREATED, Scope.INSTITUTIONAL, "mem_raw"),
         (ChangeType.ENTRY_DELETED, Scope.INSTITUTIONAL, "mem_raw"),
@@ -143,41 +144,41 @@ async def test_a_compaction_announces_its_entries_and_its_end(
     await events.append_events(
         db, [EventIn(Scope.ENTITY, "ent_acme", "call", "call", occurred_at=at) for at in old]
     )
-    start = await changes.last_change_id(db)
+    start = await change_events.last_change_id(db)
     run = await compaction.run_compaction(
         db, policy=TenantPolicy(db.tenant_id), summariser=BuiltinSummariser(),
         settings=settings, trigger="cli", dry_run=False, now=now,
     )  # fmt: skip
-    seen = await changes.changes_after(db, start, limit=10)
+    seen = await change_events.changes_after(db, start, limit=10)
     assert [(c.type, c.object_id) for c in seen] == [
         *[(ChangeType.ENTRY_CREATED, entry_id) for entry_id in run.entries_created],
         (ChangeType.COMPACTION_FINISHED, run.id),
     ]
     assert seen[-1].scope is None and seen[0].scope is Scope.ENTITY
     # A dry run changes nothing and announces nothing.
-    start = await changes.last_change_id(db)
+    start = await change_events.last_change_id(db)
     await compaction.run_compaction(
         db, policy=TenantPolicy(db.tenant_id), summariser=BuiltinSummariser(),
         settings=settings, trigger="cli", dry_run=True, now=now,
     )  # fmt: skip
-    assert await changes.changes_after(db, start, limit=10) == []
+    assert await change_events.changes_after(db, start, limit=10) == []
 
 
 async def test_tenants_have_their_own_changes(container: Container, db: TenantDb) -> None:
     other = await make_tenant(container, "globex")
     await events.append_event(db, EventIn(Scope.ENTITY, "ent_acme", "n", "b"))
     async with container.tenants.lease(other.id) as odb:
-        assert await changes.changes_after(odb, 0, limit=10) == []
+        assert await change_events.changes_after(odb, 0, limit=10) == []
 
 
 async def test_old_changes_are_pruned_in_batches(db: TenantDb) -> None:
     await events.append_events(db, [EventIn(Scope.ENTITY, "e", "n", "b") for _ in range(5)])
-    assert await changes.prune_changes(db, keep=timedelta(days=1)) == 0
-    assert await changes.prune_changes(db, keep=timedelta(seconds=-1), batch=2) == 5
-    assert await changes.changes_after(db, 0, limit=10) == []
+    assert await change_events.prune_changes(db, keep=timedelta(days=1)) == 0
+    assert await change_events.prune_changes(db, keep=timedelta(seconds=-1), batch=2) == 5
+    assert await change_events.changes_after(db, 0, limit=10) == []
     # Ids keep growing after every row went.
     await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "b"))
-    [after] = await changes.changes_after(db, 0, limit=10)
+    [after] = await change_events.changes_after(db, 0, limit=10)
     assert after.id > 5
 
 
@@ -200,5 +201,5 @@ async def test_postgres_numbers_changes_in_commit_order(container: Container, db
         await asyncio.sleep(0.3)
         assert not task.done()  # waiting for the first to commit
     await asyncio.wait_for(task, 10)
-    seen = await changes.changes_after(db, 0, limit=10)
+    seen = await change_events.changes_after(db, 0, limit=10)
     assert [c.object_id for c in seen] == ["mem_x", "mem_y"]

@@ -17,9 +17,10 @@ from app.adapters import webhook_sender
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput, NotFound, TooLarge
-from app.services import entries, events, webhook_delivery, webhooks
+from app.services import entries, events
+from app.services.changes import delivery, webhooks
+from app.services.changes.webhooks import CreatedEndpoint, EndpointIn, EndpointPatch
 from app.services.records import EntryIn, EventIn, Scope
-from app.services.webhooks import CreatedEndpoint, EndpointIn, EndpointPatch
 from app.storage.tenants import TenantDb
 from tests.conftest import TenantFixture, make_tenant, sample
 from tests.support.webhook_receiver import Receiver
@@ -42,14 +43,12 @@ async def http() -> AsyncIterator[webhook_sender.Client]:
 async def drain(
     db: TenantDb, http: webhook_sender.Client, settings: Settings, *, passes: int = 50,
     owner: str = "test-worker", until: int | None = None, receiver: Receiver | None = None,
-) -> webhook_delivery.PassResult:  # fmt: skip
+) -> delivery.PassResult:  # fmt: skip
     """Passes until one queues and sends nothing (or `receiver` has `until` deliveries)."""
-    config = webhook_delivery.DeliveryConfig.of(settings)
-    total = webhook_delivery.PassResult()
+    config = delivery.DeliveryConfig.of(settings)
+    total = delivery.PassResult()
     for _ in range(passes):
-        r = await webhook_delivery.deliver_tenant(
-            db, http, config, owner=owner, limit=asyncio.Semaphore(8)
-        )
+        r = await delivery.deliver_tenant(db, http, config, owner=owner, limit=asyncio.Semaphore(8))
         total.queued += r.queued
         total.delivered += r.delivered
         total.failed += r.failed
@@ -164,7 +163,7 @@ async def test_failing_past_the_window_disables_the_endpoint_and_says_so(
         rx.secret = created.secret
         await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "b"))
         disabled_before = sample("jet_webhook_endpoints_disabled_total")
-        with caplog.at_level(logging.WARNING, "app.services.webhook_delivery"):
+        with caplog.at_level(logging.WARNING, "app.services.changes.delivery"):
             for _ in range(100):
                 result = await drain(db, http, short, passes=1)
                 if result.disabled:
@@ -188,9 +187,9 @@ async def test_failing_past_the_window_disables_the_endpoint_and_says_so(
 
 
 async def test_backoff_doubles_up_to_its_cap() -> None:
-    assert [webhook_delivery.backoff(n, 5, 3600) for n in (1, 2, 3, 4)] == [5, 10, 20, 40]
-    assert webhook_delivery.backoff(30, 5, 3600) == 3600
-    assert webhook_delivery.backoff(10_000, 5, 3600) == 3600
+    assert [delivery.backoff(n, 5, 3600) for n in (1, 2, 3, 4)] == [5, 10, 20, 40]
+    assert delivery.backoff(30, 5, 3600) == 3600
+    assert delivery.backoff(10_000, 5, 3600) == 3600
 
 
 async def test_replay_sends_the_same_message_again(

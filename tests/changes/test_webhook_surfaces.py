@@ -12,7 +12,8 @@ import pytest
 from app import cli
 from app.adapters import webhook_sender
 from app.deps import Container
-from app.services import events, webhook_delivery
+from app.services import events
+from app.services.changes import delivery
 from app.services.records import EventIn, Scope
 from tests.conftest import TenantFixture, make_tenant
 from tests.support.webhook_receiver import Receiver
@@ -111,9 +112,9 @@ async def test_rest_routes_and_the_delivery_log(
         assert [e["id"] for e in listed["items"]] == [body["id"]]
         async with container.tenants.lease(tenant.id) as db:
             appended = await events.append_event(db, EventIn(Scope.ENTITY, "e", "n", "b"))
-            config = webhook_delivery.DeliveryConfig.of(container.settings)
+            config = delivery.DeliveryConfig.of(container.settings)
             async with webhook_sender.new_client() as http:
-                await webhook_delivery.deliver_tenant(
+                await delivery.deliver_tenant(
                     db, http, config, owner="t", limit=asyncio.Semaphore(2)
                 )
         log = await client.get(f"/webhooks/{body['id']}/deliveries?limit=5",

@@ -19,8 +19,10 @@ import httpx
 import pytest
 
 from app import ids
-from app.edge.console_routes import CONSOLE_DIR, VENDOR
-from app.storage import changes, fulltext, scopes
+from app.edge.console.routes import CONSOLE_DIR, VENDOR
+from app.storage import scopes
+from app.storage.changes import outbox
+from app.storage.search import fulltext
 from app.storage.types import sqlite_text
 from tests.support.servers import free_port, serving
 
@@ -70,7 +72,7 @@ def seed_big_scope(db: Path) -> None:
             event_id = ids.new_id(ids.EVENT)
             rows.append((event_id, "entity", BIG, "call_summary", body, "seed", at, at))
         conn.executemany(insert, rows)
-        writer = (fulltext.INDEX_EVENTS_SQL, changes.ANNOUNCE_EVENTS_SQL, scopes.COUNT_EVENTS_SQL)
+        writer = (fulltext.INDEX_EVENTS_SQL, outbox.ANNOUNCE_EVENTS_SQL, scopes.COUNT_EVENTS_SQL)
         for sql in writer:
             conn.execute(sql, {"after": after})
         conn.execute("COMMIT")

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from app.edge.console_routes import CONSOLE_DIR, VENDOR, console_routes
+from app.edge.console.routes import CONSOLE_DIR, VENDOR, console_routes
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "node_modules"
 

@@ -16,7 +16,12 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from app.edge.graphiql import ASSETS_PREFIX, graphiql_html, graphiql_routes, verify_assets
+from app.edge.graphql_http.graphiql import (
+    ASSETS_PREFIX,
+    graphiql_html,
+    graphiql_routes,
+    verify_assets,
+)
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets" / "node_modules"
 

@@ -1,5 +1,5 @@
 """Request bodies /graphql cannot decode are a 400, never a 500: orjson first, then
-json.loads (app/edge/graphql_view.py's decode_json) answer as json.loads alone would, and
+json.loads (app/edge/graphql_http/view.py's decode_json) answer as json.loads alone would, and
 what json.loads cannot take (nesting past the recursion limit, invalid UTF-8) is refused
 cleanly, by a real server process, with the fast path on and off."""
 
@@ -18,7 +18,7 @@ import pytest
 from cross_web import HTTPException
 
 from app.deps import Container
-from app.edge.graphql_view import GraphQLView
+from app.edge.graphql_http.view import GraphQLView
 from app.graphql.schema import schema
 from tests.support.servers import free_port, serving
 

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from strawberry.asgi import GraphQL
 
 from app.deps import Container
-from app.edge.graphql_view import JSON, GraphQLView, wants_graphql_response
+from app.edge.graphql_http.view import JSON, GraphQLView, wants_graphql_response
 from app.graphql.schema import schema
 from app.services import limits
 from tests.conftest import TenantFixture

@@ -1,5 +1,5 @@
-"""The view's short path (app/edge/fastpath/graphql_post.py) answers as the stock view
-(app/edge/graphql_view.py, Strawberry's `run`) does: its hand-made pieces are what the
+"""The view's short path (app/edge/graphql_http/fastpath.py) answers as the stock view
+(app/edge/graphql_http/view.py, Strawberry's `run`) does: its hand-made pieces are what the
 library code they stand for makes (the sub-response and the response, the body read, the
 header reads), and whole requests on a real tenant database get the same messages
 (status, headers, body), errors included."""
@@ -15,9 +15,9 @@ from starlette.responses import Response
 from strawberry.http.async_base_view import AsyncBaseHTTPView
 
 from app.deps import Container
-from app.edge.fastpath import graphql_post
-from app.edge.fastpath.graphql_post import ShortPathGraphQLView
-from app.edge.graphql_view import (
+from app.edge.graphql_http import fastpath
+from app.edge.graphql_http.fastpath import ShortPathGraphQLView
+from app.edge.graphql_http.view import (
     GRAPHQL_RESPONSE,
     JSON,
     WANTS_KEY,
@@ -146,7 +146,7 @@ async def _read(read: Any, messages: list[Any]) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("messages", BODIES)
 async def test_body_is_starlettes(messages: list[Any]) -> None:
-    assert await _read(graphql_post._body, messages) == await _read(Request.body, messages)
+    assert await _read(fastpath._body, messages) == await _read(Request.body, messages)
 
 
 HEADERS: list[list[tuple[bytes, bytes]]] = [
@@ -172,7 +172,7 @@ def test_header_reads_are_starlettes(headers: list[tuple[bytes, bytes]], method:
         method == "POST"
         and theirs.get("content-type", "").partition(";")[0].strip().lower() == JSON
     )
-    assert graphql_post._is_json_post(request) is expected
+    assert fastpath._is_json_post(request) is expected
     if method == "POST":
         assert request.scope[WANTS_KEY] is wants_graphql_response(theirs.get("accept", ""))
 

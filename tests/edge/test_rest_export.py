@@ -15,7 +15,8 @@ import pytest
 
 from app.config import Settings
 from app.deps import Container, build
-from app.services import portability_import, tenants
+from app.services import tenants
+from app.services.data_rights import importer
 from tests.conftest import TenantFixture, make_tenant
 from tests.support.servers import free_port, serving
 
@@ -136,5 +137,5 @@ async def test_a_real_server_streams_pages_and_the_file_imports(
     assert end["counts"]["event"] == 2500 and len(records) == 2500
     t = await make_tenant(container, "copy")
     async with container.tenants.lease(t.id) as db:
-        result = await portability_import.import_file(db, io.BytesIO(body))
+        result = await importer.import_file(db, io.BytesIO(body))
     assert result.stored["event"] == 2500

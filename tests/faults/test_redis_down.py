@@ -24,7 +24,7 @@ import pytest
 from arq.connections import create_pool
 from arq.jobs import Job
 
-from app.embedded_redis import _free_port, _ping, redis_server_executable
+from app.processes.embedded_redis import _free_port, _ping, redis_server_executable
 from app.worker import job_id, redis_settings_for
 
 pytestmark = pytest.mark.slow

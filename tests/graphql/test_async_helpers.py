@@ -16,8 +16,8 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import Info
 
 from app.deps import Container
-from app.graphql.context import Context
 from app.graphql.fastpath.executor import PlannedExecutionContext
+from app.graphql.request_context import Context
 from app.graphql.schema import build_schema
 from app.storage.tenants import TenantDb
 

@@ -9,7 +9,7 @@ from strawberry.tools import merge_types
 
 from app.deps import Container
 from app.graphql.compaction import CompactionMutation, CompactionQuery
-from app.graphql.context import Context
+from app.graphql.request_context import Context
 from app.graphql.schema import Mutation, Query
 from app.services import events, policies
 from app.services.records import EventFilter, EventIn, Scope

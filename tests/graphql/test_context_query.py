@@ -8,10 +8,10 @@ import pytest
 from sqlalchemy import update
 
 from app.deps import Container
-from app.graphql.context import Context
+from app.graphql.request_context import Context
 from app.graphql.schema import schema
-from app.services import context as context_service
 from app.services import entries, events
+from app.services.context import loader as context_service
 from app.services.records import EntryIn, EventIn, Scope
 from app.storage.models import events_table
 from app.storage.tenants import TenantDb

@@ -9,8 +9,8 @@ from typing import Any
 import strawberry
 
 from app.deps import Container
-from app.graphql.context import Context
 from app.graphql.fastpath.executor import PlannedExecutionContext
+from app.graphql.request_context import Context
 from app.graphql.schema import build_schema
 from app.services import entries, events
 from app.services.records import EntryIn, EntrySource, EventIn, Scope

@@ -18,8 +18,8 @@ import pytest
 from strawberry.types.graphql import OperationType
 
 from app.deps import Container
-from app.graphql.context import Context
 from app.graphql.fastpath import PolicySchema
+from app.graphql.request_context import Context
 from app.graphql.schema import build_schema
 from app.services import events
 from app.services.records import EventIn, Scope

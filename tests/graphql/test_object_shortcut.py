@@ -26,10 +26,10 @@ from strawberry.scalars import JSON
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.deps import Container
-from app.graphql.context import Context
 from app.graphql.extensions import CACHE_SIZE
 from app.graphql.fastpath import plans
 from app.graphql.fastpath.executor import PlannedExecutionContext
+from app.graphql.request_context import Context
 from app.graphql.schema import build_schema
 from app.services import entries, events
 from app.services.records import EntryIn, EntrySource, EventIn, Scope

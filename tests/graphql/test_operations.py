@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import insert, update
 
 from app.deps import Container
-from app.graphql.context import Context
+from app.graphql.request_context import Context
 from app.graphql.schema import schema
 from app.services import entries
 from app.services.records import EntryIn, EntrySource, Scope

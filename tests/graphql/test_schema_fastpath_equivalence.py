@@ -17,8 +17,8 @@ import strawberry
 from strawberry.schema import schema_converter
 
 from app.deps import Container
-from app.graphql.context import Context
 from app.graphql.fastpath import prepared
+from app.graphql.request_context import Context
 from app.graphql.schema import build_schema
 from tests.conftest import make_tenant
 

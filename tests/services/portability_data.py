@@ -12,8 +12,10 @@ from sqlalchemy import insert
 
 from app import ids
 from app.deps import Container
-from app.services import compaction, context, entries, events, portability
+from app.services import compaction, entries, events
 from app.services.compaction import RunTrigger
+from app.services.context import loader
+from app.services.data_rights import portability
 from app.services.records import (
     EntryFilter,
     EntryIn,
@@ -162,7 +164,7 @@ async def answers(db: TenantDb, *, ref: str = "ent_acme") -> tuple[dict[str, Any
             lambda after, i=edge.node.id: entries.source_events(db, i, first=2, after=after)
         )
     for query, into in ((None, plain), ("What is the ROAS target?", ranked)):
-        into[f"context {query}"] = await context.load_context(
+        into[f"context {query}"] = await loader.load_context(
             db, scope=Scope.ENTITY, scope_ref=ref, query=query, max_tokens=2000,
             include_institutional=True, now=NOW,
         )  # fmt: skip

@@ -15,11 +15,10 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from app.adapters.dlp import DlpMode
-from app.adapters.extractive import BUILTIN_SUMMARISER_NAME
 from app.adapters.gateway import Gateway, GatewayConfig, estimate_messages_tokens
-from app.adapters.builtin import BuiltinSummariser
-from app.adapters.gateway_summariser import GatewaySummariser
-from app.adapters.summary import EventText
+from app.adapters.summarisers.base import EventText
+from app.adapters.summarisers.builtin import BUILTIN_SUMMARISER_NAME, BuiltinSummariser
+from app.adapters.summarisers.gateway import GatewaySummariser
 from app.config import Settings
 from app.deps import Container
 from app.errors import InvalidInput, NotFound
@@ -696,7 +695,8 @@ async def test_two_runs_at_once_never_fold_an_event_twice(
         by_entry.setdefault(entry, []).append(bucket_of[e])
     assert sorted(by_entry.values()) == [[ref] * 4 for ref in buckets]
     async with read_transaction(db.engine) as conn:
-        stored = dict((await conn.execute(select(en_t.c.id, en_t.c.scope_ref))).all())
+        rows = (await conn.execute(select(en_t.c.id, en_t.c.scope_ref))).all()
+    stored: dict[str, str] = {r[0]: r[1] for r in rows}
     assert stored == {entry: refs[0] for entry, refs in by_entry.items()}
     # The runs' records add up to it: each bucket counted once, by the run that folded it.
     assert sorted(a.entries_created + b.entries_created) == sorted(by_entry)

@@ -10,11 +10,12 @@ import pytest
 from sqlalchemy import select
 
 from app.adapters import dlp
-from app.adapters.builtin import BuiltinSummariser
-from app.adapters.summary import EventText, SummaryResult
+from app.adapters.summarisers.base import EventText, SummaryResult
+from app.adapters.summarisers.builtin import BuiltinSummariser
 from app.config import Settings
-from app.services import compaction, context, entries, events
-from app.services.context_markdown import render_entry
+from app.services import compaction, entries, events
+from app.services.context import loader
+from app.services.context.markdown import render_entry
 from app.services.policies import TenantPolicy
 from app.services.records import EntryFilter, EntrySource, EventIn, Scope
 from app.storage.models import entry_sources_table as src_t
@@ -70,7 +71,7 @@ async def test_a_long_bucket_folds_into_entries_that_fit_three_to_a_context(
     # Findable by tag, and three of them fit a 2,000-token context.
     page = await entries.list_entries(db, EntryFilter(tags=["Sam Okafor"]), first=50, after=None)
     assert page.edges and {e.node.id for e in page.edges} <= set(run.entries_created)
-    found = await context.load_context(
+    found = await loader.load_context(
         db, scope=Scope.ENTITY, scope_ref="acme", query="Falcon budget line",
         max_tokens=2000, include_institutional=False, now=NOW,
     )  # fmt: skip

@@ -15,8 +15,9 @@ from sqlalchemy import func, select, update
 
 from app.deps import Container
 from app.errors import ExpectedError, InvalidInput, TooLarge
-from app.services import context, context_markdown, context_ranking, entries, events
-from app.services.context import load_context
+from app.services import entries, events
+from app.services.context import loader, markdown, ranking
+from app.services.context.loader import load_context
 from app.services.records import Entry, EntryIn, EntrySource, Event, EventIn, Scope
 from app.storage.models import entries_table, events_table
 from app.storage.tenants import TenantDb
@@ -59,7 +60,7 @@ async def compress(db: TenantDb, event: Event, into: Entry) -> None:
         )  # fmt: skip
 
 
-async def load(db: TenantDb, **kw: Any) -> context.MemoryContextResult:
+async def load(db: TenantDb, **kw: Any) -> loader.MemoryContextResult:
     args: dict[str, Any] = {
         "scope": Scope.ENTITY, "scope_ref": ACME, "query": None, "max_tokens": 2000,
         "include_institutional": True,
@@ -79,7 +80,7 @@ async def load(db: TenantDb, **kw: Any) -> context.MemoryContextResult:
 
 async def test_empty_memory(db: TenantDb) -> None:
     result = await load(db)
-    assert result == context.MemoryContextResult("", 0, [], [], truncated=False)
+    assert result == loader.MemoryContextResult("", 0, [], [], truncated=False)
 
 
 async def test_markdown_cites_title_kind_scope_date_and_id(db: TenantDb) -> None:
@@ -106,8 +107,8 @@ def test_smallest_items_are_not_below_min_item_tokens() -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC)
     e = Entry("mem_" + "0" * 26, Scope.TEAM, "x", "x", "x", [], 1, EntrySource.MANUAL, now, now, 1)
     ev = Event("evt_" + "0" * 26, Scope.TEAM, "x", "x", "x", None, None, now, now, None, None, None)
-    assert estimate_tokens(context_markdown.render_entry(e) + "\n\n") >= context.MIN_ITEM_TOKENS
-    assert estimate_tokens(context_markdown.render_event(ev) + "\n\n") >= context.MIN_ITEM_TOKENS
+    assert estimate_tokens(markdown.render_entry(e) + "\n\n") >= loader.MIN_ITEM_TOKENS
+    assert estimate_tokens(markdown.render_event(ev) + "\n\n") >= loader.MIN_ITEM_TOKENS
 
 
 # --------------------------------------------------------------------------- ranking
@@ -152,7 +153,7 @@ async def test_tiny_budget_still_shows_the_top_item(db: TenantDb) -> None:
     )
     await remember(db, "Something else", "Details. " * 20)
     await log(db, "A call. " * 30)
-    result = await load(db, max_tokens=context.MIN_TOKENS)
+    result = await load(db, max_tokens=loader.MIN_TOKENS)
     assert result.truncated and result.entries[:1] == [top]
     assert result.markdown.startswith("## Memory\n\n")
     assert MARKER.search(result.markdown) is not None
@@ -165,7 +166,7 @@ async def test_one_huge_entry_is_cut_with_a_marker(db: TenantDb) -> None:
     found = MARKER.search(result.markdown)
     assert found is not None and found.group(2) == huge.id
     kept = result.markdown[len("## Memory\n\n") : found.start()].rstrip("\n")
-    rendered = context_markdown.render_entry(huge)
+    rendered = markdown.render_entry(huge)
     assert rendered.startswith(kept) and len(rendered) - len(kept) == int(found.group(1))
     assert result.tokens > 400  # the cut fills the budget rather than leaving it empty
 
@@ -258,7 +259,7 @@ async def test_compressed_events_never_appear(db: TenantDb) -> None:
         assert summary in result.entries
         for e in folded:
             assert e.id not in result.markdown and e.body not in result.markdown
-    tiny = await load(db, max_tokens=context.MIN_TOKENS)
+    tiny = await load(db, max_tokens=loader.MIN_TOKENS)
     assert all(e.id != f.id for e in tiny.events for f in folded)
 
 
@@ -287,8 +288,8 @@ async def test_another_tenants_memory_never_appears(container: Container, db: Te
         ({"scope": Scope.INSTITUTIONAL}, ["scopeRef"], InvalidInput),
         ({"scope_ref": " "}, ["scopeRef"], InvalidInput),
         ({"max_tokens": 0}, ["maxTokens"], InvalidInput),
-        ({"max_tokens": context.MIN_TOKENS - 1}, ["maxTokens"], InvalidInput),
-        ({"max_tokens": context.MAX_TOKENS + 1}, ["maxTokens"], InvalidInput),
+        ({"max_tokens": loader.MIN_TOKENS - 1}, ["maxTokens"], InvalidInput),
+        ({"max_tokens": loader.MAX_TOKENS + 1}, ["maxTokens"], InvalidInput),
         ({"query": "x" * 1001}, ["query"], TooLarge),
         ({"query": "?!"}, ["query"], InvalidInput),
     ],
@@ -313,7 +314,7 @@ async def test_blank_query_means_no_query(db: TenantDb) -> None:
     max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    max_tokens=st.integers(context.MIN_TOKENS, 6000),
+    max_tokens=st.integers(loader.MIN_TOKENS, 6000),
     query=st.sampled_from([None, "budget", "ROAS target Dana", "日本 launch", "zzz nothing"]),
     institutional=st.booleans(),
 )
@@ -369,7 +370,7 @@ async def test_ranking_on_the_labelled_set(db: TenantDb) -> None:
         key_of_seq = {r.seq: by_id[r.id] for r in rows}
 
     tuned, plain, complete = [], [], []
-    bm25_only = context_ranking.Weights(importance=0.0, recency=0.0, half_life_days=1.0)
+    bm25_only = ranking.Weights(importance=0.0, recency=0.0, half_life_days=1.0)
     for q in data["questions"]:
         result = await load(
             db, scope=Scope(q["scope"]), scope_ref=q["scope_ref"], query=q["query"],
@@ -381,14 +382,10 @@ async def test_ranking_on_the_labelled_set(db: TenantDb) -> None:
         complete.append(set(relevant) <= set(ranked[:5]))
         tuned.append(ndcg_at_5(ranked, relevant))
         async with read_transaction(db.engine) as conn:
-            scopes = context.scopes_of(
-                Scope(q["scope"]), q["scope_ref"], q["include_institutional"]
-            )
-            found = await context.candidates(conn, scopes=scopes, query=q["query"], limit=1000)
+            scopes = loader.scopes_of(Scope(q["scope"]), q["scope_ref"], q["include_institutional"])
+            found = await loader.candidates(conn, scopes=scopes, query=q["query"], limit=1000)
         plain.append(
-            ndcg_at_5(
-                [key_of_seq[c.seq] for c in context_ranking.rank(found, bm25_only, now)], relevant
-            )
+            ndcg_at_5([key_of_seq[c.seq] for c in ranking.rank(found, bm25_only, now)], relevant)
         )
     # The best answer always in the top 5, nearly always every answer; and importance and
     # recency must earn their place: nDCG@5 above bm25 alone (0.846 on this set).

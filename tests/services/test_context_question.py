@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.services import entries, events, evidence, passages, temporal
-from app.services.context import load_context
+from app.services import entries, events
+from app.services.context import evidence, passages, time_phrases
+from app.services.context.loader import load_context
 from app.services.records import Entry, EntryIn, Event, EventIn, Scope
 from app.storage.tenants import TenantDb
 from app.storage.transactions import write_transaction
@@ -123,15 +124,15 @@ async def test_a_long_summary_shows_its_matching_lines_and_says_what_was_left_ou
     ],
 )
 def test_time_phrases_read_as_windows(question: str, start: datetime, end: datetime) -> None:
-    found = temporal.window(question, NOW)
+    found = time_phrases.window(question, NOW)
     assert found is not None
     assert (found.start, found.end) == (start.replace(tzinfo=UTC), end.replace(tzinfo=UTC))
-    assert found.phrase not in temporal.without(question, found)
+    assert found.phrase not in time_phrases.without(question, found)
 
 
 @pytest.mark.parametrize("question", ["May I see the budget?", "What is the budget?", "When?"])
 def test_no_time_phrase_no_window(question: str) -> None:
-    assert temporal.window(question, NOW) is None
+    assert time_phrases.window(question, NOW) is None
 
 
 def test_passages_prefer_the_window_and_rare_words() -> None:
@@ -141,7 +142,7 @@ def test_passages_prefer_the_window_and_rare_words() -> None:
         "- 2026-02-06 · chat_turn: Thanks Dana, speak soon.",
     ])  # fmt: skip
     found = passages.units(text)
-    feb = temporal.window("in February", NOW)
+    feb = time_phrases.window("in February", NOW)
     choice = passages.choose(found, passages.pattern_of(["falcon", "cpa"]), feb, room=20)
     assert choice.shown == [1] and choice.total == 3
     assert passages.render(found, choice) == "…\n" + found[1].text + "\n…"

@@ -4,7 +4,8 @@
 import pytest
 
 from app.errors import Conflict, InvalidInput, NotFound
-from app.services import entries, history, restore
+from app.services import entries
+from app.services.data_rights import history, restore
 from app.services.records import EntryIn, EntryPatch, EntrySource, Scope
 from app.storage.tenants import TenantDb
 

@@ -17,10 +17,12 @@ import pytest
 from sqlalchemy import func, insert, select, text
 
 from app.config import Settings
-from app.services import cursors, entries, entry_rows, search, search_cache
+from app.services import cursors, entries, entry_rows
 from app.services.records import Edge, Entry, EntryFilter, EntrySource, Page, Scope
-from app.storage import fulltext, reads, tenants
+from app.services.search import analysis, page_cache
+from app.storage import reads, tenants
 from app.storage.models import entries_table as en
+from app.storage.search import fulltext
 from app.storage.sqlite.fastpath import inline_reader as inline_module
 from app.storage.sqlite.fastpath import search as search_module
 from app.storage.sqlite.fastpath import statement as statement_module
@@ -93,7 +95,7 @@ async def reference_search(
         conds.append(en.c.scope_ref == flt.scope_ref)
     async with read_transaction(db.engine) as conn:
         query = fulltext.Search(
-            search.words(flt.search, "filter.search"),
+            analysis.words(flt.search, "filter.search"),
             scope=None if flt.scope is None else flt.scope.value,
             scope_ref=None if flt.scope is None else flt.scope_ref,
             tags=list(flt.tags or []),
@@ -113,9 +115,9 @@ async def reference_search(
     for i, r in enumerate(rows[:first]):
         e = entry_rows.to_entry(r)
         # The score: the share of the search's words the entry contains (search.score).
-        matched = search.matched_terms(query.words, [e.title, e.summary, *e.tags])
+        matched = analysis.matched_terms(query.words, [e.title, e.summary, *e.tags])
         cursor = cursors.encode("entries-search", [hwm, offset + i + 1])
-        edges.append(Edge(cursor, e, search.score(query.words, matched), matched))
+        edges.append(Edge(cursor, e, analysis.score(query.words, matched), matched))
     return Page(edges, has_next_page=len(rows) > first)
 
 
@@ -154,7 +156,7 @@ def without_the_page_cache() -> Iterator[None]:
     its revision read) is tested in tests/services/test_search_cache.py. Patched apart from
     the tests' own monkeypatch, which some undo halfway."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(search_cache, "search_page", uncached_page)
+        patch.setattr(page_cache, "search_page", uncached_page)
         yield
 
 
@@ -365,7 +367,7 @@ async def test_the_loaders_best_entries_are_the_joined_searchs_first(
         target = fulltext.Target.of(conn)
         for scopes in ANY_OF:
             query = fulltext.Search(
-                search.words(question, "query"), prefix=False,
+                analysis.words(question, "query"), prefix=False,
                 any_of=[(s.value, r) for s, r in scopes],
             )  # fmt: skip
             columns = [en.c.importance, en.c.updated_at]

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, func, select, text
 
-from app.adapters.builtin import BuiltinSummariser
+from app.adapters.summarisers.builtin import BuiltinSummariser
 from app.config import Settings
 from app.errors import InvalidInput, NotFound, TooLarge
-from app.services import compaction, entries, erasure, events, history
+from app.services import compaction, entries, events
+from app.services.data_rights import erasure, history
 from app.services.policies import TenantPolicy
 from app.services.records import EntryFilter, EntryIn, EntryPatch, EventFilter, EventIn, Scope
 from app.storage.models import changes_table as ch

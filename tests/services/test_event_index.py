@@ -25,7 +25,7 @@ from app.deps import Container, build
 from app.errors import Conflict, ExpectedErrors
 from app.services import events, tenants
 from app.services.records import EventFilter, EventIn, Scope
-from app.storage import fulltext
+from app.storage.search import fulltext
 from app.storage.sqlite.fastpath import appends
 from app.storage.tenants import TenantDb
 from app.storage.transactions import write_transaction

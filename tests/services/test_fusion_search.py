@@ -1,5 +1,5 @@
-"""Search by meaning fused with keywords (app/services/fusion.py) and the background
-indexer (app/services/indexer.py), through the services on both backends: a paraphrase with
+"""Search by meaning fused with keywords (app/services/search/fusion.py) and the background
+indexer (app/services/search/indexer.py), through the services on both backends: a paraphrase with
 no word in common ranks first, entries not embedded yet are found by their words, vectors
 are per tenant and go with their entry, and the switches turn meaning off."""
 
@@ -11,10 +11,12 @@ import pytest
 from sqlalchemy import func, select
 
 from app.deps import Container
-from app.services import context, entries, fusion, indexer
+from app.services import entries
+from app.services.context import loader
 from app.services.records import EntryFilter, EntryIn, EntryPatch, Scope
-from app.storage import vectors
+from app.services.search import fusion, indexer
 from app.storage.models import entry_vectors_table
+from app.storage.search import vectors
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement, write_transaction
 from tests.conftest import make_tenant
@@ -49,7 +51,7 @@ async def _embed_all(container: Container, db: TenantDb) -> int:
 
 async def _loaded(db: TenantDb) -> list[str]:
     """The titles of the entries the context loader packs for QUESTION in acme's scope."""
-    result = await context.load_context(
+    result = await loader.load_context(
         db, scope=Scope.ENTITY, scope_ref="acme", query=QUESTION,
         max_tokens=400, include_institutional=False,
     )  # fmt: skip
@@ -229,7 +231,7 @@ query($search: String!, $keywordOnly: Boolean!) {
 
 async def test_graphql_and_rest_explain_each_hit(container: Container, db: TenantDb) -> None:
     from app.edge.app import create_app
-    from app.graphql.context import Context
+    from app.graphql.request_context import Context
     from app.graphql.schema import schema
 
     for e in [*OTHERS, PARAPHRASE]:
@@ -285,7 +287,7 @@ async def test_the_context_loader_fuses_too(container: Container, db: TenantDb) 
 
 
 async def test_erasing_a_subject_removes_its_vectors(container: Container, db: TenantDb) -> None:
-    from app.services import erasure
+    from app.services.data_rights import erasure
 
     await entries.create_entry(db, PARAPHRASE)
     await entries.create_entry(db, EntryIn(Scope.ENTITY, "globex", "Other client", "- kept"))

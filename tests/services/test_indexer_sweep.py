@@ -6,8 +6,9 @@ from typing import Any
 
 from app.config import Settings
 from app.deps import Container, build
-from app.services import entries, indexer
+from app.services import entries
 from app.services.records import EntryIn, Scope
+from app.services.search import indexer
 from tests.conftest import make_tenant
 
 

@@ -12,7 +12,8 @@ from sqlalchemy import func, select
 from app import ids
 from app.deps import Container
 from app.errors import Conflict, ExpectedError, InvalidInput, NotFound, TooLarge
-from app.services import entries, history, portability, portability_import, restore
+from app.services import entries
+from app.services.data_rights import history, importer, portability, restore
 from app.services.records import EntryIn, EntryPatch, EntrySource, Scope
 from app.storage.models import events_table
 from app.storage.tenants import TenantDb
@@ -36,8 +37,8 @@ def records(data: bytes) -> list[bytes]:
     return data.splitlines(keepends=True)[1:-1]
 
 
-async def import_bytes(db: TenantDb, data: bytes) -> portability_import.ImportResult:
-    return await portability_import.import_file(db, io.BytesIO(data))
+async def import_bytes(db: TenantDb, data: bytes) -> importer.ImportResult:
+    return await importer.import_file(db, io.BytesIO(data))
 
 
 @pytest.fixture
@@ -181,7 +182,7 @@ async def test_a_line_over_the_bound_is_refused_unparsed(
     other: TenantDb, filled: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     longest = max(len(line) for line in filled.splitlines(keepends=True))
-    monkeypatch.setattr(portability_import, "MAX_LINE_BYTES", longest - 1)
+    monkeypatch.setattr(importer, "MAX_LINE_BYTES", longest - 1)
     with pytest.raises(InvalidInput, match=f"longer than {longest - 1} bytes"):
         await import_bytes(other, filled)
 
@@ -249,15 +250,15 @@ def test_batches_close_on_their_records_their_bytes_and_a_new_kind(
     filled: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def sizes() -> list[tuple[str, int]]:
-        return [(k.name, len(b)) for k, b in portability_import._batches(io.BytesIO(filled))]
+        return [(k.name, len(b)) for k, b in importer._batches(io.BytesIO(filled))]
 
     kinds = [orjson.loads(r)["record"] for r in records(filled)]
     whole = sizes()
     assert whole == [(k, kinds.count(k)) for k in dict.fromkeys(kinds)]
-    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 3)
+    monkeypatch.setattr(importer, "BATCH_RECORDS", 3)
     assert max(n for _, n in sizes()) == 3
     assert sum(n for _, n in sizes()) == len(kinds)
-    monkeypatch.setattr(portability_import, "BATCH_BYTES", 1)  # one line reaches it
+    monkeypatch.setattr(importer, "BATCH_BYTES", 1)  # one line reaches it
     assert [n for _, n in sizes()] == [1] * len(kinds)
 
 
@@ -266,9 +267,9 @@ async def test_an_import_in_many_batches_stores_them_in_order(
 ) -> None:
     # Batches of two: each entry and provenance batch names events and entries that only
     # the batches before it stored, so a batch written out of order would be refused.
-    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 2)
+    monkeypatch.setattr(importer, "BATCH_RECORDS", 2)
     progress: list[tuple[int, int]] = []
-    result = await portability_import.import_file(
+    result = await importer.import_file(
         other, io.BytesIO(filled), progress=lambda done, total: progress.append((done, total))
     )
     assert result.records == len(records(filled))
@@ -292,7 +293,7 @@ async def test_a_conflict_stops_the_import_at_its_batch(
     changed = orjson.loads(lines[first + 5])
     changed.update(body="Something else entirely.", compressed_at=None, compressed_into=None)
     await import_bytes(other, rebuild([orjson.dumps(changed) + b"\n"]))
-    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 2)
+    monkeypatch.setattr(importer, "BATCH_RECORDS", 2)
     with pytest.raises(Conflict, match=f"line {first + 7}: event .* is already stored"):
         await import_bytes(other, filled)
     # The events' batches [0, 1] and [2, 3] committed; [4, 5] rolled back whole; nothing
@@ -319,9 +320,9 @@ async def test_a_line_that_fails_while_a_batch_is_written_leaves_that_batch_whol
     lines = records(filled)
     first = next(i for i, line in enumerate(lines) if b'"record":"event"' in line)
     llama = lines[first + 3].replace(b'"record":"event"', b'"record":"llama"')
-    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 2)
+    monkeypatch.setattr(importer, "BATCH_RECORDS", 2)
     with pytest.raises(InvalidInput, match=f"line {first + 5}: unknown record kind 'llama'"):
-        await portability_import.import_file(
+        await importer.import_file(
             other, _ChangesAfterVerify(filled, rebuild([*lines[: first + 3], llama]))
         )
     # The events' batch [0, 1] was being written as [2, llama] was read: it is whole.
@@ -497,7 +498,7 @@ async def test_a_tenant_with_deleted_entries_history_round_trips(
     versions = [orjson.loads(r) for r in records(data) if b'"record":"entry_version"' in r]
     assert {v["entry_id"] for v in versions} >= set(gone)
     # One record a batch: a deleted entry's versions reach the tenant before its delete.
-    monkeypatch.setattr(portability_import, "BATCH_RECORDS", 1)
+    monkeypatch.setattr(importer, "BATCH_RECORDS", 1)
     await import_bytes(other, data)
     assert records(await export(other)) == records(data)
     assert await history_of(other, gone) == await history_of(db, gone)

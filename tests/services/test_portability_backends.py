@@ -12,7 +12,7 @@ import pytest
 
 from app.config import Settings
 from app.deps import Container, build
-from app.services import portability, portability_import
+from app.services.data_rights import importer, portability
 from app.storage.tenants import TenantDb
 from tests.conftest import make_tenant
 from tests.services.portability_data import answers, fill
@@ -87,11 +87,11 @@ async def test_sqlite_to_postgresql_and_back_answers_the_same(
         assert a.engine.dialect.name == "sqlite" and b.engine.dialect.name == "postgresql"
         await fill(sqlite_container, first.id, a)
         from_sqlite = await _export(a)
-        await portability_import.import_file(b, io.BytesIO(from_sqlite))
+        await importer.import_file(b, io.BytesIO(from_sqlite))
         from_postgres = await _export(b)
         # Record for record and byte for byte, whichever database wrote them.
         assert from_postgres.splitlines()[1:] == from_sqlite.splitlines()[1:]
-        await portability_import.import_file(c, io.BytesIO(from_postgres))
+        await importer.import_file(c, io.BytesIO(from_postgres))
 
         plain, ranked = await answers(a)
         assert sum(len(page) for page in plain["events"]) == 10

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import event
 
 from app.services import entries
-from app.services.context import load_context
+from app.services.context.loader import load_context
 from app.services.records import EntryFilter, EntryIn, Scope
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from sqlalchemy import func, literal, select, text, union_all
 
-from app.adapters.builtin import BuiltinSummariser
+from app.adapters.summarisers.builtin import BuiltinSummariser
 from app.config import Settings
 from app.errors import InvalidInput
-from app.services import compaction, entries, erasure, events, scopes
+from app.services import compaction, entries, events, scopes
+from app.services.data_rights import erasure
 from app.services.policies import TenantPolicy
 from app.services.records import EntryIn, EntryPatch, EventFilter, EventIn, Scope
 from app.storage import postgres

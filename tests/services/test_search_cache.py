@@ -1,4 +1,4 @@
-"""The search page cache (app/services/search_cache.py) behind memoryEntries(search): a hit is
+"""The search page cache (app/services/search/page_cache.py) behind memoryEntries(search): a hit is
 the page a search would give; any write to the tenant's entries, by this process or any
 other, makes the next lookup search again; tenants never share a page; the bound holds;
 JET_SEARCH_CACHE_PAGES=0 turns it off; a write racing a search never leaves a stale
@@ -18,8 +18,9 @@ from pydantic import ValidationError
 from app.config import Settings
 from app.deps import Container, build
 from app.errors import NotFound
-from app.services import context, entries, entry_search, events, search_cache
+from app.services import entries, events
 from app.services.compaction import compact_tenant
+from app.services.context import loader
 from app.services.records import (
     Entry,
     EntryFilter,
@@ -30,6 +31,7 @@ from app.services.records import (
     Page,
     Scope,
 )
+from app.services.search import keywords, page_cache
 from app.storage.tenants import TenantDb
 from tests.conftest import TenantFixture, make_tenant, sample
 from tests.support.raw_sql import run_sql
@@ -70,7 +72,7 @@ def counted_since(before: dict[str, float]) -> dict[str, float]:
 
 async def uncached(db: TenantDb, flt: EntryFilter, first: int, after: str | None) -> Page[Entry]:
     """The page straight from the database."""
-    return await entry_search.uncached_search(db, flt, first=first, after=after)
+    return await keywords.uncached_search(db, flt, first=first, after=after)
 
 
 async def search(db: TenantDb, text: str = "budget roas", first: int = 5, **kw: Any) -> Page[Entry]:
@@ -81,9 +83,9 @@ def ids(page: Page[Entry]) -> list[str]:
     return [e.node.id for e in page.edges]
 
 
-def the_cache(db: TenantDb) -> search_cache.SearchCache:
-    cache = db.shared[search_cache.KEY]
-    assert isinstance(cache, search_cache.SearchCache)
+def the_cache(db: TenantDb) -> page_cache.SearchCache:
+    cache = db.shared[page_cache.KEY]
+    assert isinstance(cache, page_cache.SearchCache)
     return cache
 
 
@@ -209,7 +211,7 @@ async def test_tenants_never_see_each_others_pages(
         # The very same revision number in both: only the tenant tells the pages apart.
         for t in (tenant.id, other.id):
             await run_sql(container, t, "UPDATE memory_entries_revision SET n = 42")
-        assert await search_cache.read_revision(a) == await search_cache.read_revision(b) == 42
+        assert await page_cache.read_revision(a) == await page_cache.read_revision(b) == 42
         before = lookups()
         page_a, page_b = await search(a, "budget", **ACME), await search(b, "budget", **ACME)
         assert [e.node.title for e in page_a.edges] == ["Budget A"]
@@ -223,8 +225,8 @@ async def test_the_bound_drops_the_least_recently_used_page(
     db: TenantDb, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await fill(db)
-    cache = search_cache.SearchCache(2)
-    monkeypatch.setattr(db, "shared", {search_cache.KEY: cache})
+    cache = page_cache.SearchCache(2)
+    monkeypatch.setattr(db, "shared", {page_cache.KEY: cache})
     evicted = sample("jet_entry_search_cache_evictions_total")
     await search(db, "budget")
     await search(db, "roas")
@@ -245,7 +247,7 @@ async def test_0_pages_turns_the_cache_off(settings: Settings) -> None:
     try:
         tenant = await make_tenant(container, "uncached")
         async with container.tenants.lease(tenant.id) as db:
-            assert search_cache.KEY not in db.shared
+            assert page_cache.KEY not in db.shared
             await fill(db, 6)
             before = lookups()
             assert await search(db, "budget") == await search(db, "budget")
@@ -255,7 +257,7 @@ async def test_0_pages_turns_the_cache_off(settings: Settings) -> None:
     with pytest.raises(ValidationError, match="search_cache_pages"):
         Settings(_env_file=None, search_cache_pages=-1)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="max_pages"):
-        search_cache.SearchCache(0)
+        page_cache.SearchCache(0)
 
 
 # ---------------------------------------------------------------------------- races
@@ -272,7 +274,7 @@ async def test_a_write_racing_the_search_never_leaves_a_stale_page(
     the search, the page without the write would be served from then on.)"""
     await fill(db)
     flt = EntryFilter(search="walrus budget")
-    search_for_real = entry_search.uncached_search
+    search_for_real = keywords.uncached_search
     written: list[Entry] = []
 
     async def racing(db: TenantDb, flt: EntryFilter, **kw: Any) -> Page[Entry]:
@@ -286,12 +288,12 @@ async def test_a_write_racing_the_search_never_leaves_a_stale_page(
         written.append(await entries.create_entry(db, walrus))
         return page
 
-    monkeypatch.setattr(entry_search, "uncached_search", racing)
-    revision_read = await search_cache.read_revision(db)
+    monkeypatch.setattr(keywords, "uncached_search", racing)
+    revision_read = await page_cache.read_revision(db)
     raced = await search(db, "walrus budget")
     assert (written[0].id in ids(raced)) is (when == "before the search")
     [(stamp, _)] = the_cache(db)._pages.values()
-    now = await search_cache.read_revision(db)
+    now = await page_cache.read_revision(db)
     before = lookups()
     for _ in range(2):
         page = await search(db, "walrus budget")
@@ -339,13 +341,13 @@ async def test_identical_searches_at_once_search_once(
     none sharing a list with another."""
     await fill(db)
     searched: list[EntryFilter] = []
-    search_fn = entry_search.uncached_search
+    search_fn = keywords.uncached_search
 
     async def counting(db: TenantDb, flt: EntryFilter, **kw: Any) -> Page[Entry]:
         searched.append(flt)
         return await search_fn(db, flt, **kw)
 
-    monkeypatch.setattr(entry_search, "uncached_search", counting)
+    monkeypatch.setattr(keywords, "uncached_search", counting)
     joined = sample("jet_entry_search_cache_lookups_total", result="joined")
     before = lookups()
     pages = await asyncio.gather(*(search(db, "budget pacing") for _ in range(8)))
@@ -370,7 +372,7 @@ async def test_when_the_search_they_wait_for_fails_one_waiter_searches_again(
 ) -> None:
     await fill(db)
     want = await uncached(db, EntryFilter(search="roas"), 5, None)
-    search_fn = entry_search.uncached_search
+    search_fn = keywords.uncached_search
     started, release = asyncio.Event(), asyncio.Event()
     calls = 0
 
@@ -393,8 +395,8 @@ async def test_when_the_search_they_wait_for_fails_one_waiter_searches_again(
                 self.three.set()
 
     joins = Joins()
-    monkeypatch.setattr(search_cache, "_JOINED", joins)
-    monkeypatch.setattr(entry_search, "uncached_search", first_one_fails)
+    monkeypatch.setattr(page_cache, "_JOINED", joins)
+    monkeypatch.setattr(keywords, "uncached_search", first_one_fails)
     leader = asyncio.ensure_future(search(db, "roas"))
     await asyncio.wait_for(started.wait(), 30)
     # Each reads the revision first (I/O on PostgreSQL), then joins.
@@ -428,11 +430,11 @@ async def test_the_context_loader_keeps_its_candidates_until_entries_change(
 
     async def load(
         at: datetime, *, cached: bool = True, query: str = "budget roas report"
-    ) -> context.MemoryContextResult:
+    ) -> loader.MemoryContextResult:
         with monkeypatch.context() as m:
             if not cached:
                 m.setattr(db, "shared", {})
-            return await context.load_context(
+            return await loader.load_context(
                 db, scope=Scope.ENTITY, scope_ref="ent_acme", query=query,
                 max_tokens=400, include_institutional=True, now=at,
             )  # fmt: skip
@@ -457,7 +459,7 @@ async def test_the_context_loader_keeps_its_candidates_until_entries_change(
     assert fresh == await load(now, cached=False) and fresh != first
     assert fresh.entries[0].title == "Budget ROAS report"
     # Too many candidates to keep (a budget near 32,000 tokens): found again each time.
-    monkeypatch.setattr(context, "KEEP_MAX", 3)
+    monkeypatch.setattr(loader, "KEEP_MAX", 3)
     mark = lookups()
     for _ in range(2):
         big = await load(now, query="campaign creative pacing")
@@ -466,7 +468,7 @@ async def test_the_context_loader_keeps_its_candidates_until_entries_change(
     monkeypatch.undo()
     # Without a query nothing is looked up (an index read, cheap as it is).
     mark = lookups()
-    await context.load_context(db, scope=Scope.ENTITY, scope_ref="ent_acme", query=None,
+    await loader.load_context(db, scope=Scope.ENTITY, scope_ref="ent_acme", query=None,
                                max_tokens=400, include_institutional=True)  # fmt: skip
     assert counted_since(mark) == {"hit": 0, "miss": 0, "stale": 0}
 

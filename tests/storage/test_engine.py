@@ -18,7 +18,7 @@ from sqlalchemy.engine.interfaces import CacheStats
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.storage.engines import SqliteEngines, sqlite_engine
+from app.storage.sqlite.engines import SqliteEngines, sqlite_engine
 from app.storage.sqlite.fastpath import statement as engine_module
 from app.storage.sqlite.fastpath.compiled import fetch_rows
 from app.storage.sqlite.fastpath.cursor import OneHopCursor as _OneHopCursor

@@ -6,8 +6,9 @@ import pytest
 from sqlalchemy import delete, text
 
 from app.deps import Container
-from app.services import entries, events, search_cache
+from app.services import entries, events
 from app.services.records import EntryFilter, EntryIn, EntryPatch, EventIn, Scope
+from app.services.search import page_cache
 from app.storage import migrate, postgres
 from app.storage.models import entries_table
 from app.storage.tenants import TenantDb
@@ -127,4 +128,4 @@ async def test_the_migration_goes_down_and_up(container: Container, db: TenantDb
     assert new != old  # started again at a random number, not where it was
     await entries.create_entry(db, ENTRY)
     assert await revision(container, db.tenant_id) != new
-    assert await search_cache.read_revision(db) == await revision(container, db.tenant_id)
+    assert await page_cache.read_revision(db) == await revision(container, db.tenant_id)

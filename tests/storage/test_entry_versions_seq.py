@@ -3,7 +3,8 @@ copy can draw it on a Citus worker; stored versions keep their seq, new ones com
 them, and the migration goes down and up again. On every backend."""
 
 from app.deps import Container
-from app.services import entries, history
+from app.services import entries
+from app.services.data_rights import history
 from app.services.records import EntryIn, EntryPatch, Scope
 from app.storage.tenants import TenantDb
 from tests.storage.test_entries_revision import migrate_to

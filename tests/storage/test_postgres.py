@@ -27,7 +27,7 @@ from app.errors import BudgetExceeded
 from app.services import budget, events, policies
 from app.services.records import EventIn, Scope
 from app.storage import migrate, postgres
-from app.storage.control_models import ControlModel
+from app.storage.control import ControlModel
 from app.storage.models import TenantModel
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases

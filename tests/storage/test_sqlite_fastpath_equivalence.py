@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.deps import Container
-from app.services import cursors, entries, entry_search, events, search_cache
+from app.services import cursors, entries, events
 from app.services.records import (
     EntryFilter,
     EntryIn,
@@ -25,8 +25,10 @@ from app.services.records import (
     EventIn,
     Scope,
 )
-from app.storage import event_log, fulltext
-from app.storage.engines import sqlite_engine
+from app.services.search import keywords, page_cache
+from app.storage import event_log
+from app.storage.search import fulltext
+from app.storage.sqlite.engines import sqlite_engine
 from app.storage.sqlite.fastpath import appends
 from app.storage.sqlite.fastpath import search as fast_search
 from app.storage.sqlite.fastpath import statement as statement_module
@@ -106,7 +108,7 @@ def _statements() -> list[tuple[Select[Any], dict[str, Any]]]:
         for compressed in (None, False):
             out.append((events._list_statement(names, compressed), values))
     out.append((event_log.BY_KEYS, {"keys": ["key-0", "key-6", "nope"]}))
-    out.append((search_cache.REVISION, {}))
+    out.append((page_cache.REVISION, {}))
     for flt in (
         EntryFilter(search="budget roas"),
         EntryFilter(search="decision", scope=Scope.ENTITY, scope_ref="ref-1"),
@@ -114,7 +116,7 @@ def _statements() -> list[tuple[Select[Any], dict[str, Any]]]:
         EntryFilter(search="budget", sources=[], scope_ref="ref-2"),
     ):
         for after in (None, "later"):
-            stmt, values, _, _, _ = entry_search.search_query(
+            stmt, values, _, _, _ = keywords.search_query(
                 fulltext.Target("sqlite"), flt, 7, None if after is None else _cursor()
             )
             out.append((stmt, values))

@@ -14,7 +14,7 @@ from app.services import events
 from app.services.records import EventIn, Scope
 from app.storage import migrate
 from app.storage import tenants as tenants_module
-from app.storage.control_models import ControlModel
+from app.storage.control import ControlModel
 from app.storage.models import TenantModel
 from app.storage.tenants import TenantDatabases
 from app.storage.transactions import read_transaction

@@ -22,7 +22,7 @@ from arq.constants import in_progress_key_prefix
 from arq.worker import Worker, get_kwargs
 from sqlalchemy import text
 
-from app.adapters.builtin import BuiltinSummariser
+from app.adapters.summarisers.builtin import BuiltinSummariser
 from app.config import Settings
 from app.deps import Container
 from app.services import compaction

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.embedded_redis import EmbeddedRedis
+from app.processes.embedded_redis import EmbeddedRedis
 from tests.support.servers import free_port, stop
 
 pytestmark = pytest.mark.slow

@@ -15,9 +15,10 @@ from sqlalchemy import func, select
 
 from app.config import Settings
 from app.deps import Container
-from app.services import entries, indexer
+from app.services import entries
 from app.services import tenants as tenant_service
 from app.services.records import EntryFilter, EntryIn, Scope
+from app.services.search import indexer
 from app.storage.models import entry_vectors_table, llm_calls_table
 from app.storage.transactions import read_statement
 from tests.support.gateway_stub import FakeGateway, Received, Reply

@@ -26,7 +26,8 @@ from app.edge.mcp.arguments import (
 from app.edge.rest.encoding import dumps, record_encoder
 from app.edge.rest.response_models import MEMORY_ENTRY
 from app.errors import ExpectedError, ExpectedErrors
-from app.services import context, entries, events
+from app.services import entries, events
+from app.services.context import loader
 from app.services.records import (
     Entry,
     EntryFilter,
@@ -125,7 +126,7 @@ async def remember(db: TenantDb, a: RememberArgs, max_rows: int) -> Answer:
 
 
 async def recall(db: TenantDb, a: RecallArgs, _: int) -> Answer:
-    result = await context.load_context(
+    result = await loader.load_context(
         db, scope=Scope(a.scope), scope_ref=a.scope_ref, query=a.query,
         max_tokens=a.max_tokens, include_institutional=a.include_institutional,
     )  # fmt: skip

@@ -31,7 +31,8 @@ from app.edge.rest.response_models import (
     MemoryEntryVersionList,
     page_body,
 )
-from app.services import entries, erasure, history, limits, restore
+from app.services import entries, limits
+from app.services.data_rights import erasure, history, restore
 from app.storage.tenants import TenantDb
 
 

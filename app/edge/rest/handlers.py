@@ -63,7 +63,9 @@ from app.edge.rest.response_models import (
     listing,
     next_cursor,
 )
-from app.services import context, entries, events, portability
+from app.services import entries, events
+from app.services.context import loader
+from app.services.data_rights import portability
 from app.services.records import (
     Edge,
     EntryFilter,
@@ -397,7 +399,7 @@ async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
 async def memory_context(request: Request, db: TenantDb, _: Container) -> Response:
     q = parse_query(request, MemoryContextQuery)
     with service_errors("query", {}):
-        loaded = await context.load_context(
+        loaded = await loader.load_context(
             db, scope=q.scope, scope_ref=q.scope_ref, query=q.query, max_tokens=q.max_tokens,
             include_institutional=q.include_institutional,
         )  # fmt: skip

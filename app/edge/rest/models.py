@@ -21,7 +21,8 @@ from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
-from app.services import context, limits
+from app.services import limits
+from app.services.context import loader
 from app.services.records import EntrySource, Scope
 
 
@@ -353,8 +354,8 @@ class MemoryContextQuery(QueryModel):
     )
     max_tokens: int = Field(
         default=2000,
-        ge=context.MIN_TOKENS,
-        le=context.MAX_TOKENS,
+        ge=loader.MIN_TOKENS,
+        le=loader.MAX_TOKENS,
         description="the budget; `tokens` of the answer is never above it",
     )
     include_institutional: bool = Field(

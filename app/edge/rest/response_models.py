@@ -10,11 +10,11 @@ from pydantic import Field
 
 from app.edge.rest.encoding import record_encoder
 from app.edge.rest.models import ResponseModel
-from app.services.changes import Change
-from app.services.context import MemoryContextResult
+from app.services.changes.change_events import Change
+from app.services.changes.webhooks import CreatedEndpoint, Delivery, Endpoint
+from app.services.context.loader import MemoryContextResult
 from app.services.records import Edge, Entry, EntryVersion, ErasureReceipt, Event, Page
 from app.services.scopes import ScopeSummary
-from app.services.webhooks import CreatedEndpoint, Delivery, Endpoint
 
 R = TypeVar("R")
 T = TypeVar("T")

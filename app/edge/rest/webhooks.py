@@ -1,4 +1,4 @@
-"""REST webhook endpoints (app/services/webhooks.py): their request models and handlers.
+"""REST webhook endpoints (app/services/changes/webhooks.py): their request models and handlers.
 
 GET|POST /webhooks, GET|PATCH|DELETE /webhooks/{id}, GET /webhooks/{id}/deliveries and
 POST /webhooks/{id}/deliveries/{deliveryId}/replay. The secret is in POST's answer only.
@@ -25,8 +25,9 @@ from app.edge.rest.response_models import (
     WebhookEndpointList,
     page_body,
 )
-from app.services import limits, webhooks
-from app.services.webhooks import EndpointIn, EndpointPatch
+from app.services import limits
+from app.services.changes import webhooks
+from app.services.changes.webhooks import EndpointIn, EndpointPatch
 from app.storage.tenants import TenantDb
 
 _TYPES = "event.appended, entry.created, entry.updated, entry.deleted, compaction.finished"

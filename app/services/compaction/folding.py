@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import func, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.adapters.summary import EventText, Summariser, SummaryFailed, SummaryResult
+from app.adapters.summarisers.base import EventText, Summariser, SummaryFailed, SummaryResult
 from app.config import Settings
 from app.errors import ExpectedError
 from app.services import budget, entries, limits, validation

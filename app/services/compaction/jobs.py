@@ -8,16 +8,16 @@ from typing import Protocol
 import httpx
 
 from app import metrics
-from app.adapters.builtin import BuiltinSummariser
 from app.adapters.gateway import Gateway, GatewayConfig
-from app.adapters.gateway_summariser import GatewaySummariser
-from app.adapters.summary import Summariser
+from app.adapters.summarisers.base import Summariser
+from app.adapters.summarisers.builtin import BuiltinSummariser
+from app.adapters.summarisers.gateway import GatewaySummariser
 from app.config import Settings
 from app.errors import NotFound
 from app.services import policies
 from app.services.compaction.run import run_compaction
-from app.services.compaction.runs import CompactionRunRecord
 from app.services.policies import TenantPolicy
+from app.services.records import CompactionRunRecord
 from app.storage.control import ControlDb
 from app.storage.tenants import TenantDatabases
 

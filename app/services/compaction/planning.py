@@ -13,8 +13,8 @@ from sqlalchemy import and_, func, or_, select
 
 from app.adapters import dlp
 from app.adapters.gateway import estimate_messages_tokens
-from app.adapters.prompt import build_compaction_messages
-from app.adapters.summary import EventText
+from app.adapters.summarisers.base import EventText
+from app.adapters.summarisers.gateway import build_compaction_messages
 from app.config import Settings
 from app.services import limits
 from app.services.policies import TenantPolicy

@@ -7,14 +7,14 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from app import ids
-from app.adapters.summary import Summariser
+from app.adapters.summarisers.base import Summariser
 from app.config import Settings
 from app.errors import BudgetExceeded
 from app.services.compaction import runs
 from app.services.compaction.folding import Folder
 from app.services.compaction.planning import Bucket, Gone, LostRace, Planner, Skip
-from app.services.compaction.runs import CompactionRunRecord, RunStatus, RunTrigger
 from app.services.policies import TenantPolicy
+from app.services.records import CompactionRunRecord, RunStatus, RunTrigger
 from app.storage.tenants import TenantDb
 from app.storage.types import utcnow
 

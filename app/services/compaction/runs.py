@@ -7,14 +7,13 @@ import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.services import cursors, validation
-from app.services.records import Edge, Page
+from app.services.records import CompactionRunRecord, Edge, Page, RunStatus, RunTrigger
 from app.storage.group_commit import GroupCommitter
 from app.storage.models import compaction_runs_table as runs_t
 from app.storage.tenants import TenantDb
@@ -22,43 +21,6 @@ from app.storage.transactions import read_transaction
 
 INTERRUPTED = "interrupted: the run never finished (its worker stopped or crashed)"
 CANCELLED = "cancelled: the run was stopped before it finished (job timeout or worker shutdown)"
-
-
-class RunStatus(StrEnum):
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    PARTIAL = "partial"
-    FAILED = "failed"
-
-
-class RunTrigger(StrEnum):
-    CRON = "cron"
-    CLI = "cli"
-    API = "api"
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionRunRecord:
-    """One compaction pass over one tenant, as stored in compaction_runs."""
-
-    id: str
-    status: RunStatus
-    trigger: RunTrigger
-    dry_run: bool
-    started_at: datetime
-    finished_at: datetime | None
-    cutoff: datetime  # events that occurred strictly before it were eligible
-    buckets_considered: int
-    buckets_compacted: int  # a dry run: that would be
-    buckets_skipped: int
-    periods: int  # entries written (a dry run: that would be)
-    events_compressed: int  # a dry run: that would be
-    prompt_tokens: int
-    completion_tokens: int
-    budget_exceeded: bool  # some bucket was left because the token budget would be exceeded
-    problems: list[str]  # one line per skipped or failed bucket: "scope scopeRef: why"
-    entries_created: list[str]
-    summariser: str  # the model(s) that answered, or builtin-extractive-v1
 
 
 T = TypeVar("T")

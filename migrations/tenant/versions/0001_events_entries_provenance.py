@@ -19,7 +19,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
-# SQL twins of app.services.search.filter_token(): 'k' + hex(utf-8) + '9' is one FTS token
+# SQL twins of app.services.search.analysis.filter_token(): 'k' + hex(utf-8) + '9' is one FTS token
 # that no stemmer alters (it ends in a digit); 't' marks a tag, 'k' a scope (+ scopeRef).
 _SCOPE_FILTERS = (
     "'k' || lower(hex(new.scope)) || '9 k' "
@@ -136,7 +136,7 @@ def upgrade() -> None:
 
 def _sqlite_search_and_guards() -> None:
     # Full-text indexes (FTS5, porter stemming). `filters` holds one opaque token per
-    # scope, scope+scopeRef and tag (see app/services/search.py), so filters are applied
+    # scope, scope+scopeRef and tag (see app/services/search/analysis.py), so filters are applied
     # inside the MATCH instead of after it. Contentful tables keyed by `seq`.
     op.execute(
         "CREATE VIRTUAL TABLE memory_entries_fts USING fts5("
@@ -201,7 +201,7 @@ def _postgres_search_and_guards() -> None:
     #
     # The text search configuration `jet_english` is english (snowball stemming) without
     # stop words, like FTS5's porter tokenizer: which words count is the service's policy
-    # (app/services/search.py), so "who is it?" searches on both backends.
+    # (app/services/search/analysis.py), so "who is it?" searches on both backends.
     op.execute(
         "CREATE TEXT SEARCH DICTIONARY jet_english_stem (TEMPLATE = snowball, Language = english)"
     )

@@ -1,7 +1,7 @@
 """index events per transaction: drop the per-row FTS5 trigger of memory_events (SQLite)
 
 The event writer (app/storage/event_log.py) now indexes the events it inserts with one
-INSERT ... SELECT per transaction (app.storage.fulltext.INDEX_EVENTS_SQL), in the same
+INSERT ... SELECT per transaction (app.storage.search.fulltext.INDEX_EVENTS_SQL), in the same
 transaction; the per-row trigger would index them twice. The index of an existing database
 already holds every event (the trigger put it there), so there is nothing to backfill.
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from app.storage.fulltext import event_filters_sql
+from app.storage.search.fulltext import event_filters_sql
 
 revision: str = "0004"
 down_revision: str | None = "0003"

@@ -2,7 +2,7 @@
 
 Triggers bump it in the same transaction as the insert, update or delete, whoever writes:
 this process, another API process, the compactor's worker, a raw client. The entry search
-cache (app/services/search_cache.py) serves a cached page only while the number is what
+cache (app/services/search/page_cache.py) serves a cached page only while the number is what
 it read before searching.
 
 SQLite: three row-level triggers (SQLite has no statement-level ones; entry writes are

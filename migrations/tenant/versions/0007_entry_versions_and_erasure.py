@@ -2,8 +2,8 @@
 
 memory_entry_versions keeps the version an update, restore or delete replaced.
 memory_erasures holds a receipt per erasure (counts, never content). memory_erasure_pass
-holds a row only inside an erasing transaction (app/storage/erasure.py): the delete guard
-of memory_events lets a delete through then, and refuses it otherwise, as before.
+holds a row only inside an erasing transaction (app/storage/data_rights/erasure.py): the
+delete guard of memory_events lets a delete through then, and refuses it otherwise, as before.
 SQLite: an erased event leaves its full-text index row through a trigger.
 
 Revision ID: 0007

@@ -9,7 +9,9 @@ from typing import Any, TypeVar
 import orjson
 from sqlalchemy import Select
 
-from app.storage import changes, fulltext, scopes
+from app.storage import scopes
+from app.storage.changes import outbox
+from app.storage.search import fulltext
 from app.storage.sqlite.fastpath.compiled import fetch_rows
 
 _R = TypeVar("_R")
@@ -48,7 +50,7 @@ def insert_rows(conn: sqlite3.Connection, rows: Rows, columns: Sequence[str]) ->
     else:
         conn.execute(_insert_json_sql(columns), (payload,))
     conn.execute(fulltext.INDEX_EVENTS_SQL, {"after": after})
-    conn.execute(changes.ANNOUNCE_EVENTS_SQL, {"after": after})
+    conn.execute(outbox.ANNOUNCE_EVENTS_SQL, {"after": after})
     conn.execute(scopes.COUNT_EVENTS_SQL, {"after": after})
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.storage.fulltext import ENTRY_TEXT_COLUMNS, text_query
+from app.storage.search.fulltext import ENTRY_TEXT_COLUMNS, text_query
 from app.storage.sqlite.fastpath.compiled import fetch_rows
 from app.storage.sqlite.fastpath.inline_reader import InlineReader
 from app.storage.sqlite.fastpath.on_thread import read_on_thread

@@ -1,0 +1,234 @@
+"""The context loader's question path: raw events ranked by relevance, recency and the time
+the question names, and long texts cut down to the passages that answer it.
+
+Without a question the loader never comes here (its events stay newest first).
+"""
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from sqlalchemy import CompoundSelect, Select, bindparam, func, select, union_all
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.services.context import passages, scope_params, time_phrases
+from app.services.records import Scope
+from app.services.search import analysis
+from app.storage.models import events_table as ev
+from app.storage.search import fulltext
+from app.storage.types import UTCDateTime
+from app.tokens import estimate_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class EventWeights:
+    """score = relevance · (1 + recency·0.5^(age_days/half_life)) · (1 + window if in it)."""
+
+    recency: float
+    half_life_days: float
+    window: float
+
+
+# Tuned by bench/context_eval.py on the train split (docs/context.md).
+EVENT_WEIGHTS = EventWeights(recency=1.0, half_life_days=90.0, window=4.0)
+# Up to this many uncompressed events in the scopes (the usual case once the compactor
+# runs) are scored from their own text; more, and the full-text index finds them.
+SCAN_MAX = 500
+# The bounds of the index's work for one question: the words ranked one by one (each is a
+# query), the newest matches of each that count, the uncompressed events counted.
+WORDS_MAX = 12
+WORD_MATCHES_MAX = 1000
+COUNT_MAX = 20_000
+# A text longer than this is shown as its passages that answer the question.
+PASSAGES_OVER_TOKENS = 96
+# The most of a section's budget one item's passages may take, so several items fit.
+ITEM_SHARE = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What the loader looks for: the words (without the time phrase), and the time."""
+
+    text: str  # the question without its time phrase: the words searched for
+    words: list[str]
+    stems: list[str]
+    window: time_phrases.Window | None
+    # Any word starting with one of `stems` (longest first): the group is the stem.
+    pattern: re.Pattern[str]
+
+
+def question(query: str, now: datetime) -> Question:
+    window = time_phrases.window(query, now)
+    text = time_phrases.without(query, window)
+    words = analysis.terms(text) or analysis.words(query, "query")
+    stems = list(dict.fromkeys(passages.stem(w) for w in words))
+    return Question(text, words, stems, window, passages.pattern_of(stems))
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    seq: int
+    occurred_at: datetime
+    relevance: float
+
+
+def _score(f: _Found, q: Question, w: EventWeights, now: datetime) -> float:
+    age_days = max((now - f.occurred_at).total_seconds(), 0.0) / 86_400
+    score = f.relevance * (1 + w.recency * math.pow(0.5, age_days / w.half_life_days))
+    if q.window is not None and q.window.holds(f.occurred_at):
+        score *= 1 + w.window
+    return score
+
+
+def _in_scopes(scopes: Sequence[tuple[Scope, str | None]]) -> list[tuple[str, str | None]]:
+    return [(s.value, r) for s, r in scopes]
+
+
+async def ranked_events(
+    conn: AsyncConnection,
+    scopes: Sequence[tuple[Scope, str | None]],
+    q: Question,
+    now: datetime,
+    weights: EventWeights | None = None,
+) -> list[int]:
+    """Seqs of the uncompressed events matching the question, best first, re-scored with
+    recency and the question's window; the caller adds the unmatched after.
+
+    Relevance is the rarity (idf) of the question's words each event holds, among the
+    scopes' uncompressed events. Up to SCAN_MAX of them are read and scored from their
+    text; more, and the full-text index says which events hold each word.
+    """
+    if not scopes:
+        return []
+    # One query for all the scopes: a round trip to the database costs more than the
+    # scan of a scope's few hundred rows.
+    shape = scope_params.shape_of(scopes)
+    values = scope_params.values(scopes)
+    counted = values | {"count_limit": COUNT_MAX + 1}
+    n, lowest = (await conn.execute(_count_statement(shape), counted)).one()
+    if n <= SCAN_MAX:
+        rows = await conn.execute(_texts_statement(shape), values)
+        scored = _scanned(list(rows), q)
+    else:
+        # Past COUNT_MAX the lowest seq counted is not the scopes' lowest: no bound.
+        bound = lowest if n <= COUNT_MAX else None
+        scored = await _indexed(conn, scopes, q, min(n, COUNT_MAX), bound)
+    w = weights or EVENT_WEIGHTS
+    scored.sort(key=lambda f: (-_score(f, q, w, now), -f.occurred_at.timestamp(), -f.seq))
+    return [f.seq for f in scored]
+
+
+def _uncompressed(shape: tuple[bool, ...], *columns: Any) -> CompoundSelect[Any]:
+    # A scope per arm: SQLite answers an OR of scopes with a row set built from both,
+    # which made the count ten times slower than the index range of each.
+    arms = [
+        select(*columns).where(*scope_params.in_scope(ev, i, ref_is_none),
+                               ev.c.compressed_at.is_(None))
+        for i, ref_is_none in enumerate(shape)
+    ]  # fmt: skip
+    return union_all(*arms)
+
+
+@cache
+def _count_statement(shape: tuple[bool, ...]) -> Select[int, Any]:
+    """The scopes' uncompressed events counted from their index alone, at most
+    `:count_limit` of them (a big scope's texts are never read for nothing), and their
+    lowest seq."""
+    first = _uncompressed(shape, ev.c.seq).limit(bindparam("count_limit")).subquery()
+    return select(func.count(), func.min(first.c.seq))
+
+
+@cache
+def _texts_statement(shape: tuple[bool, ...]) -> CompoundSelect[Any]:
+    return _uncompressed(shape, ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
+
+
+def _relevance(held: Sequence[tuple[Any, set[str]]], n: int) -> list[tuple[Any, float]]:
+    """Each item's relevance: the idf, among `n` events, of the words (stems) it holds;
+    bm25 without its length and frequency terms. The best is 1."""
+    df = Counter(s for _, words in held for s in words)
+    idf = {s: math.log(1 + (n - d + 0.5) / (d + 0.5)) for s, d in df.items()}
+    relevance = [(item, sum(idf[s] for s in words)) for item, words in held]
+    best = max((x for _, x in relevance), default=0.0) or 1.0
+    return [(item, x / best) for item, x in relevance]
+
+
+def _scanned(rows: Sequence[Any], q: Question) -> list[_Found]:
+    """The events among `rows` holding a question word, scored among them."""
+    held: list[tuple[Any, set[str]]] = []
+    for r in rows:
+        text = f"{r.kind} {r.body}"
+        # Substring tests first, then one regex pass (both in C) on the texts that pass.
+        low = text.lower()
+        if any(s in low for s in q.stems):
+            words = {m.lower() for m in q.pattern.findall(text)}
+            if words:
+                held.append((r, words))
+    return [_Found(r.seq, r.occurred_at, x) for r, x in _relevance(held, len(rows))]
+
+
+async def _indexed(
+    conn: AsyncConnection,
+    scopes: Sequence[tuple[Scope, str | None]],
+    q: Question,
+    n: int,
+    from_seq: int | None,
+) -> list[_Found]:
+    """The events holding each question word, one index query per word (the newest
+    WORD_MATCHES_MAX of them, and as many inside the question's window), scored as
+    `_scanned` scores: never bm25 of the index, whose statistics cover the whole tenant
+    and cost a walk of every row holding each word."""
+    target = fulltext.Target.of(conn)
+    shape = scope_params.shape_of(scopes)
+    bounded = from_seq is not None
+    stmts = [_word_statement(target.dialect, shape, bounded, windowed=False)]
+    bounds: dict[str, Any] = {} if from_seq is None else {"from_seq": from_seq}
+    if q.window is not None:
+        stmts.append(_word_statement(target.dialect, shape, bounded, windowed=True))
+        bounds |= {"start": q.window.start, "end": q.window.end}
+    words: dict[str, str] = {}  # a word per stem: "contact" and "contacted" are one query
+    for word in q.words[:WORDS_MAX]:
+        words.setdefault(passages.stem(word), word)
+    held: dict[int, tuple[Any, set[str]]] = {}
+    for stem, word in words.items():
+        found = fulltext.Search([word], prefix=False, any_of=_in_scopes(scopes))
+        values = fulltext.any_of_params(target, ev, found) | bounds
+        for stmt in stmts:
+            for r in await conn.execute(stmt, values):
+                held.setdefault(r.seq, (r, set()))[1].add(stem)
+    return [_Found(r.seq, r.occurred_at, x) for r, x in _relevance(list(held.values()), n)]
+
+
+@cache
+def _word_statement(
+    dialect: str, shape: tuple[bool, ...], bounded: bool, *, windowed: bool
+) -> Select[Any]:
+    """One word's newest WORD_MATCHES_MAX uncompressed events in the scopes of `shape`
+    (from `:from_seq` on when `bounded`; inside `:start`-`:end` when `windowed`)."""
+    stmt = fulltext.any_of_statement(dialect, ev, shape, [ev.c.occurred_at], ranked=False)
+    stmt = stmt.where(ev.c.compressed_at.is_(None))
+    if bounded:
+        stmt = stmt.where(fulltext.from_seq_condition(dialect))
+    if windowed:
+        start = bindparam("start", type_=UTCDateTime)
+        end = bindparam("end", type_=UTCDateTime)
+        stmt = stmt.where(ev.c.occurred_at >= start, ev.c.occurred_at < end)
+    newest = fulltext.events_newest_first(fulltext.Target(dialect))
+    return stmt.order_by(newest).limit(WORD_MATCHES_MAX)
+
+
+def passage_text(text: str, q: Question, room: int) -> tuple[str, int] | None:
+    """`text` as the passages that answer `q` within `room` tokens, and how many of its
+    lines or sentences were left out; None when it is short or nothing in it matches."""
+    if estimate_tokens(text) <= min(PASSAGES_OVER_TOKENS, room):
+        return None
+    found = passages.units(text)
+    choice = passages.choose(found, q.pattern, q.window, room)
+    if not choice.shown:
+        return None
+    return passages.render(found, choice), choice.total - len(choice.shown)

@@ -1,0 +1,94 @@
+"""Entry history: the version an update, restore or delete replaced, written in the same
+transaction as the change; read newest first, and restored as a new version."""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.errors import InvalidInput
+from app.services import cursors, validation
+from app.services.records import Edge, Entry, EntrySource, EntryVersion, Page, Scope
+from app.storage.data_rights import entry_versions
+from app.storage.lists import storable
+from app.storage.models import entry_versions_table as ve
+from app.storage.tenants import TenantDb
+from app.storage.transactions import read_rows
+
+COMPACTOR = "compactor"  # changed_by of the compactor's own changes
+COLUMNS = [
+    ve.c.entry_id, ve.c.version, ve.c.scope, ve.c.scope_ref, ve.c.title, ve.c.summary,
+    ve.c.tags, ve.c.importance, ve.c.source, ve.c.created_at, ve.c.updated_at, ve.c.change,
+    ve.c.changed_at, ve.c.changed_by,
+]  # fmt: skip
+
+
+def to_version(row: Any) -> EntryVersion:
+    return EntryVersion(
+        entry_id=row[0], version=row[1], scope=Scope(row[2]), scope_ref=row[3], title=row[4],
+        summary=row[5], tags=list(row[6]), importance=row[7], source=EntrySource(row[8]),
+        created_at=row[9], updated_at=row[10], change=row[11], changed_at=row[12],
+        changed_by=row[13],
+    )  # fmt: skip
+
+
+def check_actor(by: str) -> None:
+    # Who asked is decided by the surface (an API key id, "compactor", "operator"), never
+    # by client text; a bad one is a bug, not a client error.
+    if not by or len(by) > 64:
+        raise ValueError("changed_by must be 1 to 64 characters")
+
+
+async def record(
+    conn: AsyncConnection, entry: Entry, *, change: str, by: str, at: datetime
+) -> None:
+    """Keep `entry` (as stored now) as an earlier version, inside the caller's transaction."""
+    await conn.execute(
+        insert(ve).values(
+            entry_id=entry.id,
+            version=entry.version,
+            scope=entry.scope.value,
+            scope_ref=entry.scope_ref,
+            title=entry.title,
+            summary=entry.summary,
+            tags=entry.tags,
+            importance=entry.importance,
+            source=entry.source.value,
+            created_at=entry.created_at,
+            updated_at=entry.updated_at,
+            change=change,
+            changed_at=at,
+            changed_by=by,
+        )  # fmt: skip
+    )
+
+
+async def keep_current(
+    conn: AsyncConnection, entry_id: str, *, change: str, by: str, at: datetime
+) -> Any:
+    """Copy the stored entry into its versions and return its row (entries.COLUMNS order;
+    None: no such entry), locked for the caller's change: the read and the versions write
+    of an update in one statement, so history costs it no extra round trip. The caller
+    rolls back if it then refuses the change."""
+    return await entry_versions.copy_current(conn, entry_id, change=change, by=by, at=at)
+
+
+async def versions(
+    db: TenantDb, entry_id: str, *, first: int, after: str | None
+) -> Page[EntryVersion]:
+    """The earlier versions of an entry (also of a deleted one), newest first."""
+    validation.check_first(first)
+    if not storable(entry_id):  # no id holds NUL: no versions
+        return Page([], has_next_page=False)
+    conds: list[Any] = [ve.c.entry_id == entry_id]
+    if after is not None:
+        (below,) = cursors.decode("versions", after, types=(int,))
+        if not 0 < below < 2**31:
+            raise InvalidInput(["after"], "after is not a valid cursor")
+        conds.append(ve.c.version < below)
+    stmt = select(*COLUMNS).where(*conds).order_by(ve.c.version.desc()).limit(first + 1)
+    rows: Sequence[Any] = await read_rows(db.engine, stmt)
+    edges = [Edge(cursors.encode("versions", [r[1]]), to_version(r)) for r in rows[:first]]
+    return Page(edges, has_next_page=len(rows) > first)
