@@ -112,6 +112,7 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> list[str]:
 
 
 def make_tenant(env: dict[str, str], cwd: Path, name: str) -> Tenant:
+    cli(env, cwd, "migrate")  # the CLI creates no control database but by migrate or dev
     lines = cli(env, cwd, "tenants", "create", name)
     match = re.search(r"tenant (ten_\w+)", lines[0])
     assert match, lines

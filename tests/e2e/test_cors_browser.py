@@ -55,6 +55,10 @@ def api_server(tmp_path: Path, cors_origins: str | None) -> Iterator[tuple[str, 
     env |= {"JET_DATA_DIR": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
     if cors_origins is not None:
         env["JET_CORS_ORIGINS"] = cors_origins
+    migrated = subprocess.run(
+        [str(JET), "migrate"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert migrated.returncode == 0, migrated.stderr
     created = subprocess.run(
         [str(JET), "tenants", "create", "Cors Test"],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
