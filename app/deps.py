@@ -15,8 +15,8 @@ from app.services.search import fusion, page_cache, vector_matrix
 from app.services.search.embedders import TenantEmbedders
 from app.services.search.indexer import Indexer
 from app.services.tenants import Authenticator
+from app.storage import migrate
 from app.storage.control import ControlDb
-from app.storage.templates import DatabaseTemplates
 from app.storage.tenants import TenantDatabases
 
 
@@ -56,10 +56,13 @@ class Container:
         await self.control.aclose()
 
 
-async def build(settings: Settings, *, templates: DatabaseTemplates | None = None) -> Container:
-    """Open the control database (migrated to head) and the tenant registry; `templates`:
-    where new databases are copied from (the tests' fixtures, app/storage/templates.py)."""
-    control = ControlDb(settings, template=templates.control_file if templates else None)
+async def build(
+    settings: Settings, *, new_databases: migrate.NewDatabases | None = None
+) -> Container:
+    """Open the control database (migrated to head) and the tenant registry;
+    `new_databases`: how new databases are made before they are migrated (the tests copy
+    templates at head, tests/support/db_templates.py)."""
+    control = ControlDb(settings, new_databases=new_databases)
     try:
         await control.migrate()
     except BaseException:
@@ -68,7 +71,7 @@ async def build(settings: Settings, *, templates: DatabaseTemplates | None = Non
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
         shared[page_cache.KEY] = page_cache.SearchCache(settings.search_cache_pages)
-    tenants = TenantDatabases(settings, shared=shared, templates=templates)
+    tenants = TenantDatabases(settings, shared=shared, new_databases=new_databases)
     embedders = None
     if settings.embedder != "none":
         embedders = TenantEmbedders(control, tenants, _local_embedder())

@@ -32,8 +32,8 @@ from app.edge.app import create_app
 from app.processes.embedded_redis import EmbeddedRedis
 from app.services import tenants
 from app.storage import migrate
-from app.storage.templates import DatabaseTemplates
 from app.storage.tenants import TenantDb
+from tests.support.db_templates import DatabaseTemplates
 
 if TYPE_CHECKING:
     from tests.support.citus_cluster import CitusCluster
@@ -185,7 +185,7 @@ def database_templates(
     postgres_template: str | None,
 ) -> DatabaseTemplates | None:
     """What the `container` fixture's new databases are copied from instead of migrated
-    (app/storage/templates.py): SQLite files at head made once per session, or the spare
+    (tests/support/db_templates.py): SQLite files at head made once per session, or the spare
     tenant schemas of the test's database (from `postgres_template`). None on Citus."""
     if postgres_server is None:
         from tests.support.db_templates import sqlite_templates
@@ -234,7 +234,7 @@ def settings(tmp_path: Path, database_url: str | None) -> Settings:
 async def container(
     settings: Settings, database_templates: DatabaseTemplates | None
 ) -> AsyncIterator[Container]:
-    c = await build(settings, templates=database_templates)
+    c = await build(settings, new_databases=database_templates)
     yield c
     await c.aclose()
 

@@ -7,7 +7,6 @@ tables live in schema `jet_control`."""
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -30,7 +29,6 @@ from sqlmodel import Field, SQLModel
 from app.config import Settings
 from app.storage import citus, migrate, postgres
 from app.storage.sqlite.engines import sqlite_engine
-from app.storage.templates import copy_sqlite
 from app.storage.transactions import read_statement, write_transaction
 from app.storage.types import UTCDateTime, utcnow
 
@@ -152,9 +150,11 @@ class DuplicateName(Exception):
 
 
 class ControlDb:
-    def __init__(self, settings: Settings, *, template: Path | None = None) -> None:
-        """`template`: a control database file at head that a new SQLite control database
-        is copied from (the tests' fixtures; app/storage/templates.py)."""
+    def __init__(
+        self, settings: Settings, *, new_databases: migrate.NewDatabases | None = None
+    ) -> None:
+        """`new_databases`: how a new SQLite control database is made before it is migrated
+        (migrate.NewDatabases)."""
         self._raw: AsyncEngine
         self._schema: str | None = None
         if settings.database_url is not None:
@@ -169,8 +169,8 @@ class ControlDb:
             self.engine: AsyncEngine = postgres.for_schema(self._raw, self._schema)
         else:
             settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if template is not None:
-                copy_sqlite(template, settings.control_db_path, "control")
+            if new_databases is not None:
+                new_databases.sqlite_file("control", settings.control_db_path)
             self._raw = self.engine = sqlite_engine(
                 settings.control_db_path,
                 synchronous="FULL",

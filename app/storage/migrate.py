@@ -7,7 +7,7 @@ both call `run_env`.
 
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from alembic import command
 from alembic.config import Config
@@ -20,6 +20,18 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.storage.postgres import advisory_lock
 
 Kind = Literal["tenant", "control"]
+
+
+class NewDatabases(Protocol):
+    """How a database that does not exist yet is made before it is opened and migrated as
+    usual. The product has none (a new database is migrated from 0001: tenants are created
+    rarely); the tests copy one already at head (tests/support/db_templates.py)."""
+
+    def sqlite_file(self, kind: Kind, path: Path) -> None:
+        """Make `path` when it does not exist; anything not at head is migrated after."""
+
+    async def postgres_schema(self, conn: AsyncConnection, schema: str) -> None:
+        """Make `schema` inside the caller's transaction when it does not exist."""
 
 
 def _migrations_dir() -> Path:

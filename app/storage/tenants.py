@@ -26,7 +26,6 @@ from app.storage.group_commit import GroupCommitter
 from app.storage.sqlite.engines import SqliteEngines
 from app.storage.sqlite.fastpath import InlineReader, OneHopDialect, WordCounts
 from app.storage.sqlite.writer_lock import SUFFIX as WRITER_LOCK_SUFFIX
-from app.storage.templates import DatabaseTemplates, claim_spare, copy_sqlite
 from app.storage.transactions import read_statement, write_transaction
 
 log = logging.getLogger(__name__)
@@ -90,16 +89,15 @@ class TenantDatabases:
         settings: Settings,
         *,
         shared: Mapping[str, object] = EMPTY,
-        templates: DatabaseTemplates | None = None,
+        new_databases: migrate.NewDatabases | None = None,
     ) -> None:
         """`shared`: helpers of the process that every leased TenantDb carries as
         `db.shared`, such as the entry search cache (app/services/search/page_cache.py), which
-        the composition root (app/deps.py) makes: storage knows no services. `templates`:
-        where a new tenant's database is copied from instead of migrated from 0001 (the
-        tests' fixtures; app/storage/templates.py)."""
+        the composition root (app/deps.py) makes: storage knows no services. `new_databases`:
+        how a new tenant's database is made before it is migrated (migrate.NewDatabases)."""
         self._settings = settings
         self._shared_helpers = shared
-        self._templates = templates
+        self._new_databases = new_databases
         self._open: OrderedDict[str, TenantDb] = OrderedDict()
         self._opening: dict[str, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -228,8 +226,8 @@ class TenantDatabases:
         if self._shared is not None:
             schema = postgres.tenant_schema(tenant_id)
             async with write_transaction(self._shared) as conn:
-                if self._templates is not None and self._templates.spares:
-                    await claim_spare(conn, schema)
+                if self._new_databases is not None:
+                    await self._new_databases.postgres_schema(conn, schema)
                 if await migrate.upgrade(conn, "tenant", schema):
                     log.info("migrated tenant schema", extra={"tenant_id": tenant_id})
             return TenantDb(
@@ -238,9 +236,8 @@ class TenantDatabases:
                 owns_engine=False,
                 shared=self._shared_helpers,
             )
-        template = self._templates.tenant_file if self._templates is not None else None
-        if template is not None and not self.path(tenant_id).exists():
-            await asyncio.to_thread(copy_sqlite, template, self.path(tenant_id), "tenant")
+        if self._new_databases is not None and not self.path(tenant_id).exists():
+            await asyncio.to_thread(self._new_databases.sqlite_file, "tenant", self.path(tenant_id))
         engine = await self._engine(tenant_id)
         try:
             # Almost every open finds the database at head: one plain read says so (and,

@@ -1,4 +1,4 @@
-"""Templates of new databases (app/storage/templates.py): a tenant made from one is the
+"""Templates of new databases (tests/support/db_templates.py): a tenant made from one is the
 same database as one migrated from 0001, at head, private, and separate from every other;
 a template never overwrites a database nor skips a migration; on PostgreSQL, two processes
 opening one new tenant use one spare schema."""
@@ -15,11 +15,12 @@ from app.config import Settings
 from app.deps import Container, build
 from app.services import events
 from app.services.records import EventIn, Scope
-from app.storage import migrate, postgres, templates
+from app.storage import migrate, postgres
 from app.storage.models import events_table as ev
 from app.storage.tenants import TenantDatabases
 from app.storage.transactions import read_transaction, write_transaction
 from tests.conftest import make_tenant, migrate_tenant
+from tests.support import db_templates as templates
 
 NOTE = EventIn(scope=Scope.TEAM, scope_ref="u1", kind="note", body="hello")
 
@@ -47,7 +48,7 @@ async def test_a_tenant_copied_from_the_template_is_one_migrated_from_0001(
     assert made.tenant_file is not None and made.control_file is not None
     before = _digest(made.tenant_file)
     settings = Settings(_env_file=None, data_dir=tmp_path / "data")  # type: ignore[call-arg]
-    copied = await build(settings, templates=made)
+    copied = await build(settings, new_databases=made)
     plain = TenantDatabases(
         Settings(_env_file=None, data_dir=tmp_path / "plain")  # type: ignore[call-arg]
     )
@@ -110,7 +111,7 @@ async def test_a_template_behind_head_is_migrated_after_the_copy(tmp_path: Path)
         engine.dispose()
     assert "memory_scopes" not in {name for _, name, _ in _schema(behind)}
     settings = Settings(_env_file=None, data_dir=tmp_path / "data")  # type: ignore[call-arg]
-    dbs = TenantDatabases(settings, templates=templates.DatabaseTemplates(tenant_file=behind))
+    dbs = TenantDatabases(settings, new_databases=templates.DatabaseTemplates(tenant_file=behind))
     try:
         async with dbs.lease("ten_behind") as db, read_transaction(db.engine) as conn:
             assert await migrate.current_revision(conn) == migrate.head_revision("tenant")
@@ -149,8 +150,8 @@ async def test_two_processes_opening_a_new_tenant_take_one_spare(
 ) -> None:
     spares = await _spares(container)
     with_spares = templates.DatabaseTemplates(spares=True)
-    first = TenantDatabases(settings, templates=with_spares)
-    second = TenantDatabases(settings, templates=with_spares)
+    first = TenantDatabases(settings, new_databases=with_spares)
+    second = TenantDatabases(settings, new_databases=with_spares)
     tenant_id = "ten_01JSPARECONCURRENT000000000"
     try:
         async with asyncio.TaskGroup() as group:
