@@ -1,4 +1,4 @@
-"""The console at /console: its page, its own modules (app/edge/console/) and the two npm
+"""The console at /console: its page, its own modules (beside this module) and the two npm
 files it loads (Preact and htm, installed by `make assets`), under a strict
 Content-Security-Policy. No key is needed to load it; every call it makes is /graphql's.
 """
@@ -13,7 +13,8 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
-CONSOLE_DIR = Path(__file__).with_name("console")
+# The page, modules and styles beside this module (only .js and .css are served from it).
+CONSOLE_DIR = Path(__file__).parent
 # The npm files the console imports, by the name it imports them under (vendor/<name>).
 VENDOR = {"preact.mjs": "preact/dist/preact.mjs", "htm.mjs": "htm/dist/htm.mjs"}
 # Scripts and styles from this origin only (no inline script, no eval), API calls and the
