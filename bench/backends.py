@@ -6,7 +6,7 @@ Usage: .venv/bin/python -m bench.backends [--quick] [--only append,batch,search,
        [--tenants N] [--keep-data]
        .venv/bin/python -m bench.backends --ranking [--entries N]
 
-- **PostgreSQL** is a real server started by this script (tests/postgres_server.py's
+- **PostgreSQL** is a real server started by this script (tests/support/postgres_server.py's
   `PostgresServer`: initdb + postgres on 127.0.0.1, a child process stopped by its PID),
   but with durability ON (`fsync=on`, `synchronous_commit=on`, `full_page_writes=on`),
   unlike the test cluster's settings, so that an acknowledged append is on disk as it is
@@ -88,7 +88,7 @@ CMD = ".venv/bin/python -m bench.backends"
 WORKLOADS = ["append", "batch", "search", "events", "tenants"]
 BACKENDS = ["sqlite", "postgresql"]
 # What the comparison needs: a commit is on disk when it is acknowledged, as with SQLite's
-# synchronous=FULL. (tests/postgres_server.py runs its throwaway clusters with these off.)
+# synchronous=FULL. (tests/support/postgres_server.py runs its throwaway clusters with these off.)
 DURABLE = {
     "fsync": "on",
     "synchronous_commit": "on",

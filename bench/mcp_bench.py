@@ -1,5 +1,5 @@
 """MCP against GraphQL in the same run: a recall vs the same memoryContext, a remember vs
-the same appendMemoryEvent (target: MCP at most 1.5x GraphQL on each). Not bench/mcp.py:
+the same appendMemoryEvent (target: MCP at most 1.5x GraphQL on each). Not bench/mcp_bench.py:
 uvicorn's --app-dir bench puts this folder on sys.path, where that name hides the SDK.
 
     python -m bench.mcp_bench            # 5 rounds of 300 requests per case

@@ -18,7 +18,7 @@ from app.graphql.types import (
     PageInfo,
     UserError,
 )
-from app.services.data_rights import erasure, history, restore
+from app.services.data_rights import erasure, history
 from app.services.records import ErasureReceipt, Scope
 
 
@@ -106,7 +106,7 @@ async def resolve_restore(
 ) -> RestorePayload:
     ctx = info.context
     try:
-        entry = await restore.restore_entry(
+        entry = await history.restore_entry(
             ctx.db, str(id), input.version, expected_version=input.expected_version,
             by=await ctx.requester(),
         )  # fmt: skip

@@ -26,7 +26,7 @@ class Context:
     # A websocket: what connection_init carried, and the tenant and key it authenticated
     # (app/edge/graphql_http/websocket.py). The socket's own context has no `db` (a subscription
     # leases one per page); each query or mutation over it gets a context with one
-    # (app/edge/graphql_http/socket_operations.py).
+    # (app/edge/graphql_http/websocket.py).
     connection_params: Any = None
     tenant_id: str | None = None
     api_key: str | None = field(default=None, repr=False)

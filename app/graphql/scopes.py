@@ -40,7 +40,7 @@ class MemoryScopeSummaryConnection:
     page_info: PageInfo
 
 
-# A resolver function, as in context_query.py. The values served are the service's records
+# A resolver function, as in memory_context.py. The values served are the service's records
 # (Edge, ScopeSummary, Page: same attribute names), as app/graphql/types.py explains.
 async def resolve_memory_scopes(
     info: Info[Context, None],

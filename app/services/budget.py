@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app import ids
 from app.errors import BudgetExceeded
 from app.services.policies import TenantPolicy
-from app.storage import locks
+from app.storage import transactions
 from app.storage.models import llm_calls_table as calls_t
 
 
@@ -73,7 +73,7 @@ async def reserve(
     """Check the budget for every estimate at once, then reserve one call per estimate."""
     # Two workers (or a worker and the CLI) may reserve for one tenant at once: the check
     # and the insert must not interleave, or both fit the same headroom.
-    await locks.serialize(conn, "budget")
+    await transactions.serialize(conn, "budget")
     await check(conn, policy, need=sum(estimates), at=at)
     calls = ids.new_ids(ids.LLM_CALL, len(estimates))
     await conn.execute(

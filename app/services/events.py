@@ -22,7 +22,7 @@ from app.services.records import (
     Scope,
 )
 from app.services.search import analysis
-from app.storage import event_log, reads
+from app.storage import event_log, transactions
 from app.storage.group_commit import GroupCommitter
 from app.storage.lists import in_list, storable
 from app.storage.models import events_table as ev
@@ -278,7 +278,7 @@ async def _list_page(
     # An index range; with the SQLite fast path read on the loop, and a filter that makes
     # SQLite walk far for its rows (a rare kind) runs out of the inline budget and moves
     # to aiosqlite's thread.
-    rows = await reads.index_rows(db, stmt, params)
+    rows = await transactions.index_rows(db, stmt, params)
     events = [to_event(r) for r in rows]
     if len(events) > first:
         return events[:first], True

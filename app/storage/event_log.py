@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy import Select, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage import locks, scopes
+from app.storage import scopes, transactions
 from app.storage.changes import outbox
 from app.storage.group_commit import GroupCommitter
 from app.storage.lists import in_list
@@ -80,7 +80,7 @@ async def append_batch(conn: AsyncConnection, keys: Collection[str], decide: Dec
     events stored under them, and insert the events `decide` returns."""
     rows: Sequence[Any] = ()
     if keys:
-        await locks.serialize(conn, *(f"idempotency/{k}" for k in sorted(keys)))
+        await transactions.serialize(conn, *(f"idempotency/{k}" for k in sorted(keys)))
         rows = (await conn.execute(BY_KEYS, {"keys": sorted(keys)})).all()
     result, to_insert = decide(rows)
     if to_insert:

@@ -1,5 +1,5 @@
 """The fast path's executor gives resolvers graphql-core's async helpers
-(`info.async_helpers`, app/graphql/fastpath/async_helpers.py) reaching the executor
+(`info.async_helpers`, app/graphql/fastpath/executor.py) reaching the executor
 weakly: a request's executor, with its context, is freed as soon as the request lets go
 of it (no cycle left for the cyclic garbage collector), and the helpers still gather and
 track work as graphql-core's own do."""

@@ -1,4 +1,4 @@
-"""The variable coercers compiled per variable definition (app/graphql/fastpath/coercers.py)
+"""The variable coercers compiled per variable definition (app/graphql/fastpath/prepared.py)
 answer what graphql-core's `coerce_input_value` answers: the same value (types, key order and
 `out_name`s included) or Undefined, for every input type of the schema and of a test
 schema with what they leave to graphql-core (OneOf, recursion, defaults, out names,
@@ -29,7 +29,7 @@ from graphql import (
 )
 from graphql.utilities.coerce_input_value import coerce_input_value
 
-from app.graphql.fastpath.coercers import coercer
+from app.graphql.fastpath.prepared import coercer
 from app.graphql.schema import schema
 
 Tree = GraphQLInputObjectType(

@@ -27,7 +27,7 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.deps import Container
 from app.graphql.extensions import CACHE_SIZE
-from app.graphql.fastpath import plans
+from app.graphql.fastpath import executor
 from app.graphql.fastpath.executor import PlannedExecutionContext
 from app.graphql.request_context import Context
 from app.graphql.schema import build_schema
@@ -142,7 +142,7 @@ ENTRY = "id scope scopeRef title summary tags importance source createdAt update
 
 # Selections the short cut builds whole: graphql-core's own path runs only for the root.
 COVERED = [
-    # bench/asgi_bench.py's events and search pages
+    # bench/asgi.py's events and search pages
     "query($f: MemoryEventFilter!) { memoryEvents(filter: $f, first: 50) { edges {"
     " cursor node { id scope scopeRef kind body source sourceRef occurredAt"
     " compressedAt } } pageInfo { hasNextPage endCursor } } }",
@@ -574,12 +574,12 @@ def test_plain_classes() -> None:
             return None
 
     for cls in (Event, Edge, SlotLeaf, datetime, str, int):
-        assert plans._is_plain_class(cls), cls
+        assert executor._is_plain_class(cls), cls
     for cls in (
         type(None), SlotLater, SlotError, ValueError, LaterDate, Odd, Leaf, Later, Spoof,
         Getattr, type(x for x in ()),
     ):  # fmt: skip
-        assert not plans._is_plain_class(cls), cls
+        assert not executor._is_plain_class(cls), cls
 
 
 @pytest.mark.parametrize("case", CASES)

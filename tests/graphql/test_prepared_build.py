@@ -19,9 +19,8 @@ from graphql.pyutils.ref_map import RefMap
 from strawberry.execution import optimized_is_awaitable
 
 from app.graphql.fastpath import prepared as prep
-from app.graphql.fastpath.coercers import input_depth
 from app.graphql.fastpath.executor import seen_operations
-from app.graphql.fastpath.prepared import PreparedExecutionContext
+from app.graphql.fastpath.prepared import PreparedExecutionContext, input_depth
 from app.graphql.schema import build_schema as build_app_schema
 
 SCHEMA = build_schema(

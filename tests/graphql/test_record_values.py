@@ -14,7 +14,7 @@ import pytest
 from strawberry.types.base import get_object_definition
 
 from app.graphql import types
-from app.graphql.fastpath.plans import getter
+from app.graphql.fastpath.executor import getter
 from app.graphql.schema import build_schema
 from app.services.records import Edge, Entry, Event, Page
 

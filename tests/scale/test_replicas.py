@@ -1,6 +1,6 @@
 """Scale-out on PostgreSQL: 2 API processes and 2 workers on one PostgreSQL and one Redis.
 
-Real processes: a PostgreSQL server (tests/postgres_server.py), a redis-server
+Real processes: a PostgreSQL server (tests/support/postgres_server.py), a redis-server
 (app.processes.embedded_redis), `jet-memory serve` twice on free 127.0.0.1 ports and
 `jet-memory worker` twice, every one with JET_DATABASE_URL and JET_REDIS_URL and its own
 JET_DATA_DIR. A tenant made by the CLI gets a few hundred events older than 90 days in

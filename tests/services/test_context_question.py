@@ -1,6 +1,6 @@
 """The context loader asked a question: raw events ranked by relevance, the time the
 question names, and long texts shown as the passages that answer it (app/services/
-evidence.py, passages.py, temporal.py)."""
+evidence.py, passages.py, time_phrases.py)."""
 
 from datetime import UTC, datetime, timedelta
 

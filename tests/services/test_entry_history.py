@@ -5,7 +5,7 @@ import pytest
 
 from app.errors import Conflict, InvalidInput, NotFound
 from app.services import entries
-from app.services.data_rights import history, restore
+from app.services.data_rights import history
 from app.services.records import EntryIn, EntryPatch, EntrySource, Scope
 from app.storage.tenants import TenantDb
 
@@ -48,9 +48,9 @@ async def test_restore_brings_back_an_earlier_version_as_a_new_one(db: TenantDb)
     e = await entries.create_entry(db, note())
     await entries.update_entry(db, e.id, EntryPatch(summary="v2", importance=5), by="key_a")
     with pytest.raises(Conflict) as stale:
-        await restore.restore_entry(db, e.id, 1, expected_version=1, by="key_a")
+        await history.restore_entry(db, e.id, 1, expected_version=1, by="key_a")
     assert stale.value.field == ["expectedVersion"]
-    back = await restore.restore_entry(db, e.id, 1, expected_version=2, by="key_b")
+    back = await history.restore_entry(db, e.id, 1, expected_version=2, by="key_b")
     assert (back.version, back.summary, back.importance, back.created_at) == (
         3, "v1", 3, e.created_at,
     )  # fmt: skip
@@ -58,13 +58,13 @@ async def test_restore_brings_back_an_earlier_version_as_a_new_one(db: TenantDb)
     assert (top.version, top.summary, top.change, top.changed_by) == (2, "v2", "restore", "key_b")
 
     with pytest.raises(Conflict) as missing:
-        await restore.restore_entry(db, e.id, 9, expected_version=None, by="k")
+        await history.restore_entry(db, e.id, 9, expected_version=None, by="k")
     assert missing.value.field == ["version"]
     with pytest.raises(NotFound) as nobody:
-        await restore.restore_entry(db, "mem_nope", 1, expected_version=None, by="k")
+        await history.restore_entry(db, "mem_nope", 1, expected_version=None, by="k")
     assert nobody.value.field == ["id"]
     with pytest.raises(InvalidInput):
-        await restore.restore_entry(db, e.id, 0, expected_version=None, by="k")
+        await history.restore_entry(db, e.id, 0, expected_version=None, by="k")
     with pytest.raises(InvalidInput):
         await history.versions(db, e.id, first=10, after="junk")
 
@@ -74,8 +74,8 @@ async def test_a_deleted_entry_comes_back_under_its_id(db: TenantDb) -> None:
     await entries.update_entry(db, e.id, EntryPatch(summary="v2"), by="key_a")
     await entries.delete_entry(db, e.id, by="key_a")
     with pytest.raises(Conflict):
-        await restore.restore_entry(db, e.id, 1, expected_version=1, by="key_a")
-    back = await restore.restore_entry(db, e.id, 1, expected_version=2, by="key_a")
+        await history.restore_entry(db, e.id, 1, expected_version=1, by="key_a")
+    back = await history.restore_entry(db, e.id, 1, expected_version=2, by="key_a")
     assert (back.id, back.version, back.summary) == (e.id, 3, "v1")
     assert await entries.get_entry(db, e.id) == back
 
@@ -87,4 +87,4 @@ async def test_a_deleted_compactor_summary_is_not_restored(db: TenantDb) -> None
         e = await entries.insert_entry(conn, note(source=EntrySource.COMPACTOR))
     await entries.delete_entry(db, e.id, by="key_a")
     with pytest.raises(Conflict, match="compaction run"):
-        await restore.restore_entry(db, e.id, 1, expected_version=None, by="key_a")
+        await history.restore_entry(db, e.id, 1, expected_version=None, by="key_a")

@@ -20,12 +20,12 @@ from app.config import Settings
 from app.services import cursors, entries, entry_rows
 from app.services.records import Edge, Entry, EntryFilter, EntrySource, Page, Scope
 from app.services.search import analysis, page_cache
-from app.storage import reads, tenants
+from app.storage import tenants, transactions
 from app.storage.models import entries_table as en
 from app.storage.search import fulltext
+from app.storage.sqlite.fastpath import compiled as statement_module
 from app.storage.sqlite.fastpath import inline_reader as inline_module
 from app.storage.sqlite.fastpath import search as search_module
-from app.storage.sqlite.fastpath import statement as statement_module
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction, write_transaction
 
@@ -184,7 +184,7 @@ def read_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         def engine_path(*args: Any) -> Any:
             raise AssertionError("read through the engine, not by sqlite3")
 
-        monkeypatch.setattr(reads, "read_statement", engine_path)
+        monkeypatch.setattr(transactions, "read_statement", engine_path)
     if request.param == "thread":
         monkeypatch.setattr(search_module, "INLINE_SEARCH_MATCHES", -1)  # no count is that low
     elif request.param == "inline":

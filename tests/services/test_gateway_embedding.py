@@ -1,5 +1,5 @@
 """The gateway embedder (app/adapters/gateway.py) behind the tenant's DLP and token
-budget (app/services/search/gateway_embedding.py), against a real HTTP stub on 127.0.0.1: vectors
+budget (app/services/search/embedders.py), against a real HTTP stub on 127.0.0.1: vectors
 from an answer, each failure its gateway error, a stalled gateway timed out, DLP applied
 before any byte leaves, and an exhausted budget sending nothing."""
 
@@ -21,7 +21,7 @@ from app.adapters.gateway import (
 )
 from app.errors import BudgetExceeded
 from app.services.policies import TenantPolicy
-from app.services.search.gateway_embedding import PolicyEmbedder
+from app.services.search.embedders import PolicyEmbedder
 from app.storage.models import llm_calls_table
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement

@@ -13,7 +13,7 @@ from app import ids
 from app.deps import Container
 from app.errors import Conflict, ExpectedError, InvalidInput, NotFound, TooLarge
 from app.services import entries
-from app.services.data_rights import history, importer, portability, restore
+from app.services.data_rights import history, importer, portability
 from app.services.records import EntryIn, EntryPatch, EntrySource, Scope
 from app.storage.models import events_table
 from app.storage.tenants import TenantDb
@@ -345,7 +345,7 @@ async def test_an_import_hands_its_connections_back_as_it_found_them(
 async def assert_no_history(db: TenantDb, entry_id: str) -> None:
     assert (await history.versions(db, entry_id, first=10, after=None)).edges == []
     with pytest.raises(NotFound):
-        await restore.restore_entry(db, entry_id, 1, expected_version=None, by="operator")
+        await history.restore_entry(db, entry_id, 1, expected_version=None, by="operator")
 
 
 @pytest.mark.parametrize(
@@ -469,12 +469,12 @@ async def deleted_entries(db: TenantDb) -> list[str]:
     await entries.delete_entry(db, plain.id, by="operator")
     twice = await entries.create_entry(db, note("Deleted, restored, deleted"))
     await entries.delete_entry(db, twice.id, by="operator")
-    await restore.restore_entry(db, twice.id, 1, expected_version=1, by="operator")
+    await history.restore_entry(db, twice.id, 1, expected_version=1, by="operator")
     await entries.update_entry(db, twice.id, EntryPatch(summary="v3"), by="key_portability")
     await entries.delete_entry(db, twice.id, by="operator")
     back = await entries.create_entry(db, note("Deleted, then restored"))
     await entries.delete_entry(db, back.id, by="operator")
-    await restore.restore_entry(db, back.id, 1, expected_version=1, by="operator")
+    await history.restore_entry(db, back.id, 1, expected_version=1, by="operator")
     return [updated.id, plain.id, twice.id, back.id]
 
 
@@ -503,7 +503,7 @@ async def test_a_tenant_with_deleted_entries_history_round_trips(
     assert records(await export(other)) == records(data)
     assert await history_of(other, gone) == await history_of(db, gone)
     assert await entries.get_entry(other, gone[0]) is None
-    back = await restore.restore_entry(other, gone[0], 2, expected_version=3, by="operator")
+    back = await history.restore_entry(other, gone[0], 2, expected_version=3, by="operator")
     assert (back.id, back.version, back.summary) == (gone[0], 4, "v2")
 
     third = await make_tenant(container, "third")

@@ -1,4 +1,4 @@
-"""The SQLite engine's one-hop cursor (app/storage/sqlite/fastpath/cursor.py `OneHopCursor`): what
+"""The SQLite engine's one-hop cursor (app/storage/sqlite/fastpath/dialect.py `OneHopCursor`): what
 SQLAlchemy reads from a statement is what its own aiosqlite cursor gave, in one call to
 aiosqlite's thread; and the private aiosqlite call it relies on still behaves as assumed."""
 
@@ -19,9 +19,9 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.storage.sqlite.engines import SqliteEngines, sqlite_engine
-from app.storage.sqlite.fastpath import statement as engine_module
+from app.storage.sqlite.fastpath import compiled as engine_module
 from app.storage.sqlite.fastpath.compiled import fetch_rows
-from app.storage.sqlite.fastpath.cursor import OneHopCursor as _OneHopCursor
+from app.storage.sqlite.fastpath.dialect import OneHopCursor as _OneHopCursor
 from app.storage.sqlite.fastpath.on_thread import write_on_thread
 from app.storage.transactions import read_rows, read_statement, read_transaction, write_transaction
 from app.storage.types import UTCDateTime

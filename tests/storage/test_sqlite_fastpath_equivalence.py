@@ -30,8 +30,8 @@ from app.storage import event_log
 from app.storage.search import fulltext
 from app.storage.sqlite.engines import sqlite_engine
 from app.storage.sqlite.fastpath import appends
+from app.storage.sqlite.fastpath import compiled as statement_module
 from app.storage.sqlite.fastpath import search as fast_search
-from app.storage.sqlite.fastpath import statement as statement_module
 from app.storage.sqlite.fastpath.compiled import fetch_rows
 from app.storage.sqlite.fastpath.dialect import OneHopDialect
 from app.storage.sqlite.fastpath.on_thread import read_on_thread, write_on_thread

@@ -327,7 +327,7 @@ async def _is_batch(request: Request) -> bool:
 
 def coded_errors(errors: list[GraphQLError], request_id: str | None) -> list[GraphQLError]:
     """An answer's errors as every transport sends them (HTTP here, the websocket in
-    app/edge/graphql_http/socket_operations.py): each with a code and the request id."""
+    app/edge/graphql_http/websocket.py): each with a code and the request id."""
     return [with_code(_unmasked(e, request_id), request_id) for e in errors]
 
 

@@ -32,7 +32,7 @@ from app.edge.rest.response_models import (
     page_body,
 )
 from app.services import entries, limits
-from app.services.data_rights import erasure, history, restore
+from app.services.data_rights import erasure, history
 from app.storage.tenants import TenantDb
 
 
@@ -101,7 +101,7 @@ async def restore_entry(request: Request, db: TenantDb, container: Container) ->
     require_json(request)
     i = parse_body(await request.body(), RESTORE_IN)
     with service_errors("body", {"id": ("id", "path")}):
-        entry = await restore.restore_entry(
+        entry = await history.restore_entry(
             db, request.path_params["id"], i.version, expected_version=i.expected_version,
             by=await requester(request.scope, container),
         )  # fmt: skip

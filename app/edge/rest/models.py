@@ -1,5 +1,5 @@
 """REST request models and the bases of every REST model: pydantic, camelCase, the same
-names as GraphQL's. They parse what the routes take and document it (app/edge/openapi.py);
+names as GraphQL's. They parse what the routes take and document it (app/edge/rest/openapi.py);
 the services enforce the limits they document. The answers: response_models.py.
 """
 

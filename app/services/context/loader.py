@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import InvalidInput
 from app.services import entry_rows, validation
-from app.services.context import evidence, fusion, scope_params
+from app.services.context import evidence, ranking, scope_params
 from app.services.context.markdown import cut_to_fit, render_entry, render_event
 from app.services.context.ranking import WEIGHTS, Candidate, by_importance, rank
 from app.services.events import COLUMNS as EVENT_COLUMNS
@@ -205,7 +205,7 @@ async def _fused(
     tenant's entries are embedded; the nearest entries the keywords missed join the pool."""
     found = await candidates(conn, scopes=scopes, query=query, limit=limit)
     pool = [(c.seq, c.relevance) for c in found if c.relevance > 0]
-    fused = await fusion.fused_relevance(
+    fused = await ranking.fused_relevance(
         db, conn, scopes=scopes, query=query, keyword=pool, depth=max(POOL, limit)
     )
     if fused is None:
@@ -346,7 +346,7 @@ async def load_context(
         return render_event(e, q, room)
 
     if q is not None:
-        await fusion.prepare(db, q.text)
+        await ranking.prepare(db, q.text)
     async with read_transaction(db.engine) as conn:
         found = await _kept_candidates(
             db, conn, scopes=scopes, query=None if q is None else q.text,

@@ -49,7 +49,7 @@ from sqlalchemy import select
 from app import metrics
 from app.services.records import Edge, Entry, EntryFilter, Page
 from app.services.search import analysis
-from app.storage import reads
+from app.storage import transactions
 from app.storage.models import entries_revision_table
 from app.storage.tenants import TenantDb
 
@@ -193,8 +193,8 @@ async def search_page(
 
 async def read_revision(db: TenantDb) -> int | None:
     """The tenant's entries revision now (None without its row): a one-row table, read
-    as an index-bounded read (app/storage/reads.py)."""
-    rows = await reads.index_rows(db, REVISION, {})
+    as an index-bounded read (app/storage/transactions.py)."""
+    rows = await transactions.index_rows(db, REVISION, {})
     return int(rows[0][0]) if rows else None
 
 

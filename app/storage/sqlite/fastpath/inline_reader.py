@@ -9,8 +9,13 @@ from typing import Any
 
 from sqlalchemy import Select
 
-from app.storage.sqlite.fastpath.compiled import compiled, converted, fetch, parameters
-from app.storage.sqlite.fastpath.statement import within_budget
+from app.storage.sqlite.fastpath.compiled import (
+    compiled,
+    converted,
+    fetch,
+    parameters,
+    within_budget,
+)
 
 
 class InlineReader:
