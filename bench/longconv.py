@@ -30,7 +30,7 @@ Shape:
   lexical overlap alone does not single out the evidence.
 - **Short user turns, long answers that echo them.** A user turn: a greeting or follow-up,
   0-2 pieces of news, a remark or two of context naming the user's people, a request
-  (median ~230 characters). A third of the turns with news tell it inside a few sentences
+  (median ~245 characters). A third of the turns with news tell it inside a few sentences
   of background, and some paste a long note of the user's own for tidying, the news deep
   inside: user facts in passing inside longer turns. An assistant turn: Markdown sections
   from the topic's headings and advice lines, in the words users ask in ("where to stay",
