@@ -267,13 +267,31 @@ MONTHS = (
 SERVICE_PARTS = ("api", "worker", "gateway", "sync", "indexer", "scheduler")
 BRANDS = ("Korvo", "Aldan", "Nimbus", "Vessa", "Tarn", "Ostra", "Lumo", "Brisk")
 RACES = ("half marathon", "marathon", "10K", "trail 25K", "sprint triathlon")
+RACE_MINUTES = {  # a plausible finishing time's range for each distance
+    "half marathon": (85, 150),
+    "marathon": (180, 330),
+    "10K": (38, 70),
+    "trail 25K": (130, 240),
+    "sprint triathlon": (65, 110),
+}
+
+
+def racetime(rng: random.Random, race: str) -> str:
+    """A finishing time (h:mm:ss) that fits the race's distance."""
+    lo, hi = next(span for name, span in RACE_MINUTES.items() if race.endswith(" " + name))
+    seconds = rng.randint(lo * 60, hi * 60)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
 DOSE_EVERY = ("daily", "every other day", "twice a week")
 
 
+CURRENCY = "¤"  # the builder puts the chat's one currency symbol in its place
+
+
 def _money(rng: random.Random, lo: int, hi: int, step: int) -> str:
-    value = rng.randrange(lo, hi, step)
-    return rng.choice(("${:,}", "€{:,}", "£{:,}")).format(value)
+    return f"{CURRENCY}{rng.randrange(lo, hi, step):,}"
 
 
 def _day(rng: random.Random) -> str:
@@ -407,7 +425,6 @@ BANKS: dict[str, Any] = {
     "service": lambda r: f"{r.choice(NOUN).lower()}-{r.choice(SERVICE_PARTS)}",
     "product": lambda r: f"the {r.choice(BRANDS)} {r.choice(NOUN)} {r.randint(2, 9)}",
     "race": lambda r: f"{r.choice(CITIES)} {r.choice(RACES)}",
-    "racetime": lambda r: f"{r.randint(0, 4)}:{r.randint(10, 59):02d}:{r.randint(0, 59):02d}",
     "weekly": lambda r: f"{r.randrange(15, 80, 1)} km",
     "rent": lambda r: _money(r, 900, 3200, 5),
     "goal_amount": lambda r: _money(r, 4000, 60000, 250),
@@ -428,6 +445,10 @@ BANKS: dict[str, Any] = {
     "rating": lambda r: f"{r.randint(2, 9)}.{r.choice((0, 5))} out of 10",
     "opener": lambda r: r.choice(OPENERS_BANK),
 }
+CATEGORIES = words(
+    "headphones, e-bike, laptop, coffee machine, standing desk, camera, sofa, road bike, "
+    "tablet, vacuum cleaner, air fryer, monitor, mattress, smartwatch, espresso grinder"
+)
 PARTS = {  # slots filled from plain lists (may repeat: not answers)
     "city": CITIES,
     "room": ROOMS,
@@ -444,6 +465,8 @@ PARTS = {  # slots filled from plain lists (may repeat: not answers)
     "need": NEEDS,
     "complaint": COMPLAINTS,
     "meeting": MEETINGS,
+    "category": CATEGORIES,
+    "specialist": ("physio", "osteopath", "sports doctor", "podiatrist", "chiropractor"),
 }
 
 
@@ -456,14 +479,16 @@ class Kind:
 
     Slots name a bank (a value used once per chat: an answer), a part (a plain list: may
     repeat) or a cast role (`cast:pet`: a recurring name). `key` identifies an instance
-    (unique per chat for the kind), `focus` is the exchange's subject as a noun phrase."""
+    (unique per chat for the kind), `focus` is the exchange's subject as a noun phrase.
+    Question templates that leave the key out name the instance by a description (a person,
+    a season, "my dog"); a wording that fits two instances is dropped as ambiguous."""
 
     name: str
     topic: str
     role: str  # "user" or "assistant" (a recommendation) or "other" (about someone else)
     slots: dict[str, str]
     says: tuple[str, ...]
-    asks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    asks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # naming the instance
     key: str = ""
     focus: str = ""
     request: tuple[str, ...] = ()  # assistant kinds: what the user asked
@@ -476,15 +501,20 @@ class Kind:
     order: tuple[str, ...] = ()  # "... first, {a} or {b}?": answer the earlier's order_slot
     order_slot: str = ""
     series: str = ""  # the slot grouping instances for multi-session questions
-    all_asks: tuple[str, ...] = ()  # every instance (of the series, or of {year})
+    all_asks: tuple[str, ...] = ()  # every instance (of the series, or of a {period})
     all_slot: str = "v"
+    sum_asks: tuple[str, ...] = ()  # a total or a count over every instance: its parts
+    sum_slot: str = ""
+    compare: tuple[str, ...] = ()  # "... more, {a} or {b}?": answer the larger's order_slot
+    compare_slot: str = ""  # the numeric slot compared
     once: bool = False  # a profile fact: one instance per chat (and its updates)
     skip: float = 0.0  # the chance a repeatable kind passes its turn (keeps it plausible)
     mentions: tuple[str, ...] = ()  # later turns naming the key without the answer
     mention_focus: str = ""
-    # Questions that name the instance by its month instead of its key (asked when it is the
-    # kind's only instance that month): no rare name in the question to match.
-    vague: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Questions that name the instance by a description instead of its own name: a person,
+    # place, pet or room the user keeps talking about, or the month it was said in
+    # ({month}); asked when the wording fits no other instance of the kind.
+    described: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 K = Kind
@@ -498,16 +528,29 @@ KINDS: tuple[Kind, ...] = (
         says=(
             "If I had to choose one base, it would be **{v}**: quiet at night, walkable to the "
             "centre, and the rooms at the back look onto a courtyard.",
-            "My pick for you is {v}. It is a little more than the chains but it puts you in the "
-            "right neighbourhood and saves you taxis every evening.",
+            "My pick for you is {v}. It costs a little more than the chains but it puts you in "
+            "the right neighbourhood and saves you taxis every evening.",
+            "I'd put you in {v}: ten minutes on foot from the old town, and the breakfast is "
+            "worth getting up for.",
         ),
         asks={
             "v": (
-                "Where did you think we should sleep in {city}?",
-                "What accommodation did you push for when I was planning {city}?",
+                "Which hotel did you recommend for {city}?",
+                "Where did you think we should stay in {city}?",
+                "You suggested somewhere to stay for our {season} trip. What was it called?",
+                "What accommodation did you push for when I was planning the {season} holiday?",
             )
         },
-        vague={"v": ("Which hotel did you recommend when I was planning a trip in {month}?",)},
+        described={
+            "v": (
+                "Which hotel did you recommend when I was planning a trip in {month}?",
+                "Where did you tell us to stay, when I asked about a trip in {month}?",
+            )
+        },
+        all_asks=(
+            "Which hotels have you recommended to me {period}? All of them.",
+            "List every place to stay you suggested for my trips {period}.",
+        ),
         key="city",
         focus="our trip to {city}",
         alts="hotel",
@@ -515,41 +558,61 @@ KINDS: tuple[Kind, ...] = (
             "We're finally doing {city} in {season}. Where should we base ourselves? "
             "Mid-range, not a party area.",
             "Planning {city} for {season}: which area and which hotel would you book?",
+            "Thinking about {city} around {season}. Where would you stay if it were you?",
         ),
     ),
     K(
         "trip_report",
         "travel",
         "user",
-        {"city": "part:city", "v": "hotel", "d": "dish"},
+        {"city": "part:city", "v": "hotel", "d": "dish", "p": "price"},
         says=(
-            "We got back from {city} on Sunday. We ended up at {v} and the meal we still talk "
-            "about is the {d}.",
-            "{city} was lovely! Stayed at {v} in the end, and I'd fly back just for the {d}.",
+            "We got back from {city} on Sunday. {v} was a good call after all, and the thing "
+            "we still talk about is the {d}. The whole thing came to {p}, flights included.",
+            "{city} was lovely! We ended up at {v}, and I'd fly back just for the {d}. "
+            "Damage: {p} all in.",
+            "Home from {city}. Slept well at {v}, ate the {d} twice, and spent {p} altogether, "
+            "which is fine.",
         ),
         asks={
             "v": (
+                "Which hotel did we stay at in {city}?",
                 "Where did we end up sleeping on the {city} trip?",
-                "Which place did we actually book in {city}?",
             ),
             "d": (
-                "What was the food highlight of our time in {city}?",
-                "Which dish did I rave about after coming back from {city}?",
+                "What was the best thing I ate in {city}?",
+                "Which dish did I rave about after the {city} holiday?",
             ),
+            "p": ("How much did the {city} trip cost us in the end?",),
         },
         key="city",
         focus="the {city} trip",
-        vague={
+        described={
             "v": ("Where did we stay on the trip we took in {month}?",),
-            "d": ("What was the best thing I ate while travelling in {month}?",),
+            "d": ("What was the food highlight of our holiday in {month}?",),
+            "p": ("What did the holiday in {month} cost us, all in?",),
         },
         mentions=(
             "Printed the photos from {city} for the hallway.",
-            "Still dreaming about {city}.",
+            "Still dreaming about {city}, honestly.",
+            "{partner} wants to go back to {city} already.",
         ),
-        mention_focus="{city} memories",
+        mention_focus="{city} again",
         when=("Which hotel were we staying at when we travelled in {month}?",),
         when_slot="v",
+        order=("Which trip came first, {a} or {b}?", "Did we go to {a} before {b}, or after?"),
+        order_slot="city",
+        all_asks=(
+            "Where did we stay on each of our trips {period}?",
+            "Which hotels did we actually sleep in on our holidays {period}?",
+        ),
+        sum_asks=(
+            "How much did we spend on holidays {period}, all trips together?",
+            "What did our trips {period} cost in total?",
+        ),
+        sum_slot="p",
+        compare=("Which trip cost us more, {a} or {b}?",),
+        compare_slot="p",
     ),
     K(
         "flight",
@@ -559,19 +622,47 @@ KINDS: tuple[Kind, ...] = (
         says=(
             "Booked the flights for {city}: out on {v}.",
             "Our flight to {city} is on {v}, so the packing list has a deadline now.",
+            "Tickets done. {city}, leaving {v}, back a week later.",
         ),
-        asks={"v": ("When do we fly out to {city}?",)},
+        asks={
+            "v": (
+                "When do we fly out to {city}?",
+                "What's the departure for the {city} trip?",
+            )
+        },
         key="city",
         focus="getting to {city}",
         changes="v",
         updates=(
             "Annoying: the airline moved our {city} flight, it's now {v}.",
             "Flight change for {city}: we now leave on {v}.",
+            "Got an email from the airline. The {city} departure is {v} instead.",
         ),
         update_asks=(
             "What is the current departure for our {city} flight?",
             "After the airline's changes, when do we leave for {city}?",
+            "When are we flying to {city} now?",
         ),
+    ),
+    K(
+        "other_trip",
+        "travel",
+        "other",
+        {"city": "part:city", "f": "cast:friend", "v": "hotel"},
+        says=(
+            "{f} just got back from {city} too; loved {v}, apparently.",
+            "Funny, {f} was in {city} last month and booked {v}.",
+            "{f} says if we go to {city} we should look at {v}, their base last time.",
+        ),
+        asks={"v": ("Where did {f} stay in {city}?",)},
+        described={
+            "v": (
+                "Which hotel did {f} use on their trip?",
+                "Where did {f} stay on the trip they told me about in {month}?",
+                "Where did my friend stay when they went to {city}?",
+            )
+        },
+        focus="the {city} trip",
     ),
     # ----------------------------------------------------------------- cooking
     K(
@@ -582,27 +673,33 @@ KINDS: tuple[Kind, ...] = (
         says=(
             "Tried {v} with {f} on Friday, and the {d} was unreal.",
             "New favourite place: {v}. {f} ordered for the table and the {d} stole the show.",
+            "{f} dragged me to {v} for lunch. I'm still thinking about the {d}.",
         ),
         asks={
-            "d": (
-                "If I go back to {v}, what should I order again?",
-                "Which plate impressed me most at {v}?",
-            ),
-            "v": ("Where did I have that amazing {d}?", "Which restaurant served the {d} I loved?"),
+            "d": ("If I go back to {v}, what should I order again?",),
+            "v": ("Where did I have that amazing {d}?",),
         },
         key="v",
         focus="eating out",
         when=("Which new restaurant did I try in {month}?",),
-        all_asks=("Which new restaurants did I try in {year}?",),
+        all_asks=(
+            "Which new restaurants did I try {period}?",
+            "How many new places did I eat at {period}, and which were they?",
+        ),
         when_slot="v",
         order=("Which did I try first, {a} or {b}?",),
         order_slot="v",
-        vague={
+        described={
             "d": (
                 "What dish did I rave about after eating out in {month}?",
                 "Which plate did I love at the new place I tried in {month}?",
+                "What did I love at the place {f} took me to?",
+                "Which plate impressed me most when {f} and I went out to eat?",
             ),
-            "v": ("Which restaurant did I try in {month}?",),
+            "v": (
+                "Which restaurant did I try in {month}?",
+                "Which restaurant did {f} take me to?",
+            ),
         },
         mentions=(
             "Thinking of taking {f} back to {v} for a birthday; is it good for groups?",
@@ -617,13 +714,14 @@ KINDS: tuple[Kind, ...] = (
         {"s": "cast:club", "v": "dish"},
         says=(
             "My turn to host {s} last night: I made {v} and there were no leftovers.",
-            "Cooked {v} for {s} this weekend; took all afternoon but worth it.",
+            "Made {v} for {s} this weekend; took all afternoon but worth it.",
+            "{s} came round on Saturday. Went with {v}, and it held up.",
         ),
         series="s",
         focus="cooking for {s}",
         all_asks=(
             "What have I cooked when hosting {s}? List every dish.",
-            "Which dishes have I made for {s} so far?",
+            "How many different dishes have I made for {s}, and what were they?",
         ),
         when=("What did I cook for {s} in {month}?",),
         when_slot="v",
@@ -644,7 +742,8 @@ KINDS: tuple[Kind, ...] = (
                 "Which dish did you propose when I asked about {k}?",
             )
         },
-        vague={"v": ("What was the recipe you suggested to me in {month}?",)},
+        described={"v": ("What was the recipe you suggested to me in {month}?",)},
+        all_asks=("Which dishes did you suggest I cook, across our chats {period}?",),
         key="k",
         focus="{k}",
         alts="dish",
@@ -672,6 +771,43 @@ KINDS: tuple[Kind, ...] = (
         ),
         update_asks=("What is my diet at the moment?", "How am I eating these days?"),
     ),
+    K(
+        "other_restaurant",
+        "cooking",
+        "other",
+        {"k": "key:restaurant", "f": "cast:friend", "v": "dish"},
+        says=(
+            "{f} went to {k} last week and swears by the {v}.",
+            "{f} says the {v} at {k} is the thing to order.",
+        ),
+        asks={
+            "v": (
+                "What does {f} recommend ordering at {k}?",
+                "Which dish did {f} say to get at {k}?",
+            )
+        },
+        key="k",
+        focus="eating out",
+        described={
+            "v": ("What did {f} say to order, at the place they told me about in {month}?",)
+        },
+    ),
+    K(
+        "friend_meal",
+        "cooking",
+        "other",
+        {"f": "cast:friend", "v": "restaurant", "d": "dish"},
+        says=(
+            "{f} keeps going on about a place called {v}; apparently the {d} is the reason.",
+            "{f} sent me a photo of the {d} at {v}. Jealous.",
+        ),
+        asks={
+            "v": ("Which restaurant does {f} keep talking about?",),
+            "d": ("Which dish was {f} showing off about?",),
+        },
+        focus="eating out",
+        described={"v": ("Which restaurant did a friend keep going on about in {month}?",)},
+    ),
     # ----------------------------------------------------------------- fitness
     K(
         "race_goal",
@@ -680,7 +816,7 @@ KINDS: tuple[Kind, ...] = (
         {"v": "race"},
         says=(
             "I signed up for the {v}, so training gets serious now.",
-            "Entered the {v}! That's the goal race this year.",
+            "Entered the {v}! That's the goal this year.",
         ),
         asks={"v": ("Which event am I training towards?",)},
         once=True,
@@ -688,9 +824,12 @@ KINDS: tuple[Kind, ...] = (
         changes="v",
         updates=(
             "Change of plan: I dropped out of the {old} and entered the {v} instead.",
-            "New goal race: the {v}.",
+            "New goal: the {v}. The old one clashed with a wedding.",
         ),
-        update_asks=("What's my goal race now?", "Which event am I preparing for these days?"),
+        update_asks=(
+            "What's my goal race now?",
+            "Which event am I preparing for these days?",
+        ),
     ),
     K(
         "race_result",
@@ -700,17 +839,24 @@ KINDS: tuple[Kind, ...] = (
         says=(
             "Ran the {k} yesterday and finished in {v}!",
             "Official result from the {k}: {v}. Legs are destroyed.",
+            "Done with the {k}. {v} on the clock, and I walked one water station.",
         ),
-        asks={"v": ("How long did the {k} take me?",), "k": ("In which race did I clock {v}?",)},
+        asks={
+            "v": ("How long did the {k} take me?", "What was my finishing time at the {k}?"),
+        },
         key="k",
         focus="race recovery",
         when=("Which race did I run in {month}?",),
-        all_asks=("Which races did I run in {year}?",),
+        all_asks=(
+            "Which races did I run {period}?",
+            "How many races did I do {period}, and which ones?",
+        ),
         all_slot="k",
-        skip=0.6,
-        vague={
+        skip=0.5,
+        described={
             "v": (
                 "What was my finishing time in the race I ran in {month}?",
+                "How long did my race in {month} take me?",
                 "How fast was I in my {month} race?",
             )
         },
@@ -767,7 +913,8 @@ KINDS: tuple[Kind, ...] = (
                 "Which movement did you suggest to help {k}?",
             )
         },
-        vague={"v": ("Which exercise did you suggest I add in {month}?",)},
+        described={"v": ("Which exercise did you suggest I add in {month}?",)},
+        all_asks=("Which exercises did you give me {period}? I want to make a routine of them.",),
         key="k",
         focus="{k}",
         alts="exercise",
@@ -775,6 +922,40 @@ KINDS: tuple[Kind, ...] = (
             "Something is off with {k}. What should I add to my routine?",
             "Any exercises for {k}? I have twenty minutes, three times a week.",
         ),
+    ),
+    K(
+        "other_race",
+        "fitness",
+        "other",
+        {"k": "key:race_result", "s": "cast:sister", "v": "racetime"},
+        says=(
+            "My sister {s} ran the {k} as well and finished in {v}.",
+            "{s} did the {k} too: {v}, under the target.",
+        ),
+        asks={"v": ("What time did {s} run at the {k}?",)},
+        described={"v": ("How fast was my sister in the race she ran in {month}?",)},
+        key="k",
+        focus="race recovery",
+    ),
+    K(
+        "friend_race",
+        "fitness",
+        "other",
+        {"f": "cast:friend", "k": "race", "v": "racetime"},
+        says=(
+            "{f} ran the {k} at the weekend, {v}. I'm a bit jealous.",
+            "{f} finished the {k} in {v} and won't stop talking about it.",
+        ),
+        asks={"v": ("What was {f}'s time at the {k}?",)},
+        described={
+            "v": (
+                "How did {f} do in their race?",
+                "How fast was my friend in the race in {month}?",
+                "What time did {f} do in the race they told me about in {month}?",
+            )
+        },
+        key="k",
+        focus="race recovery",
     ),
     # ----------------------------------------------------------------- finance
     K(
@@ -791,19 +972,22 @@ KINDS: tuple[Kind, ...] = (
         focus="saving for {k}",
         changes="v",
         updates=("We raised the target for {k} to {v}.", "New number for {k}: {v}."),
-        update_asks=("What's the current savings target for {k}?",),
+        update_asks=(
+            "What's the current savings target for {k}?",
+            "How much are we aiming for with {k} now?",
+        ),
     ),
     K(
         "rent",
         "finance",
         "user",
         {"v": "rent"},
-        says=("Our rent is {v} a month, for context.", "We pay {v} in rent every month."),
+        says=("Our rent is {v} a month, for context.", "We pay {v} every month for the flat."),
         asks={"v": ("What do we pay the landlord?",)},
         once=True,
         focus="our monthly budget",
         changes="v",
-        updates=("The landlord put the rent up to {v}.", "Rent goes to {v} from next month."),
+        updates=("The landlord put it up to {v}.", "From next month the flat costs us {v}."),
         update_asks=("What do we pay in rent now?", "What's our rent after the latest change?"),
     ),
     K(
@@ -823,21 +1007,43 @@ KINDS: tuple[Kind, ...] = (
             "What should I do with {k}? I don't want to overthink it.",
             "Where would you park {k}? We might need it in two or three years.",
         ),
+        described={"v": ("What did you tell me to do with the money, when I asked in {month}?",)},
     ),
     K(
         "purchase",
         "finance",
         "user",
-        {"v": "product", "p": "price"},
-        says=("Caved and bought {v} for {p}.", "Ordered {v} last night, {p} with the discount."),
-        asks={"p": ("How much did I pay for {v}?",), "v": ("What did I buy that cost {p}?",)},
-        key="v",
-        focus="a big purchase",
+        {"c": "part:category", "v": "product", "p": "price"},
+        says=(
+            "Caved and bought a new {c}, {v}, for {p}.",
+            "Ordered {v} last night, {p} with the discount. The old {c} was falling apart.",
+            "{v} arrived today, the {c} I was going on about. {p}, which hurt.",
+        ),
+        asks={
+            "p": ("How much did I pay for {v}?",),
+        },
+        key="c",
+        focus="the new {c}",
         when=("What did I splash out on in {month}?",),
-        all_asks=("What bigger purchases did I make in {year}?",),
-        vague={
-            "p": ("How much was the big purchase I made in {month}?",),
-            "v": ("What did I treat myself to in {month}?",),
+        all_asks=("What bigger purchases did I make {period}?",),
+        sum_asks=(
+            "How much did I spend on bigger purchases {period}, all together?",
+            "Add up what the things I bought {period} cost me.",
+        ),
+        sum_slot="p",
+        compare=(
+            "Which cost me more, the {a} or the {b}?",
+            "Was the {a} or the {b} the pricier buy?",
+        ),
+        compare_slot="p",
+        order_slot="c",
+        described={
+            "p": (
+                "How much was the big purchase I made in {month}?",
+                "How much did the new {c} cost me?",
+                "What did I spend on the {c} in the end?",
+            ),
+            "v": ("What did I treat myself to in {month}?", "Which model of {c} did I go for?"),
         },
         mentions=(
             "Still happy with {v}, for the record.",
@@ -851,13 +1057,33 @@ KINDS: tuple[Kind, ...] = (
         "finance",
         "user",
         {"v": "budget"},
-        says=("Our grocery budget is {v} a month.", "We try to keep food shopping to {v} a month."),
+        says=(
+            "We try to keep food shopping to {v} a month.",
+            "Groceries: {v} a month is the number we agreed.",
+        ),
         asks={"v": ("How much can we spend at the supermarket?",)},
         once=True,
         focus="the food budget",
         changes="v",
-        updates=("We moved the grocery budget to {v}.", "Food shopping budget is {v} from now on."),
+        updates=(
+            "We moved the grocery budget to {v}.",
+            "Food shopping is {v} a month from now on.",
+        ),
         update_asks=("What's the grocery budget now?",),
+    ),
+    K(
+        "other_purchase",
+        "finance",
+        "other",
+        {"k": "key:purchase", "f": "cast:friend", "v": "price"},
+        says=(
+            "{f} bought the same {k} as well, but paid {v}.",
+            "{f} got that {k} too, for {v}. Typical.",
+        ),
+        asks={"v": ("What did {f} pay for their {k}?",)},
+        described={"v": ("How much did {f} say they paid, when they told me in {month}?",)},
+        key="k",
+        focus="a big purchase",
     ),
     # ----------------------------------------------------------------- code
     K(
@@ -882,19 +1108,22 @@ KINDS: tuple[Kind, ...] = (
         "user",
         {"k": "service", "v": "cause"},
         says=(
-            "Post-mortem done: the {k} outage was {v}.",
-            "Found it. The {k} incident came down to {v}.",
+            "Found it: {k} fell over because of {v}.",
+            "Long night. {k} was down for two hours and it was {v}, of all things.",
+            "We finally know what broke {k} on Tuesday: {v}.",
         ),
         asks={
-            "v": ("What turned out to be behind the {k} incident?", "Why did {k} go down?"),
-            "k": ("Which of our services went down because of {v}?",),
+            "v": ("What turned out to be behind the {k} incident?",),
         },
         key="k",
         focus="the incident",
         when=("Which service had an outage in {month}?",),
-        all_asks=("Which of our services had an outage in {year}?",),
+        all_asks=(
+            "Which of our services had an outage {period}?",
+            "How many incidents did we have {period}, and on which services?",
+        ),
         all_slot="k",
-        vague={
+        described={
             "v": (
                 "What was behind the outage we had in {month}?",
                 "What did the post-mortem in {month} find?",
@@ -924,7 +1153,8 @@ KINDS: tuple[Kind, ...] = (
                 "What package did you suggest I use for {k}?",
             )
         },
-        vague={"v": ("What was that Python library you recommended in {month}?",)},
+        described={"v": ("What was that Python library you recommended in {month}?",)},
+        all_asks=("Which Python libraries did you recommend to me {period}?",),
         key="k",
         focus="{k}",
         alts="library",
@@ -961,8 +1191,8 @@ KINDS: tuple[Kind, ...] = (
         focus="things at work",
         changes="v",
         updates=(
-            "Big news at work: {v} took over as my manager.",
-            "Reorg again. My new manager is {v}.",
+            "Big news at work: {v} took over the team.",
+            "Reorg again. I'm under {v} now.",
         ),
         update_asks=("Who do I report to at the moment?", "Who's my boss now?"),
     ),
@@ -977,7 +1207,7 @@ KINDS: tuple[Kind, ...] = (
         focus="my career",
         changes="v",
         updates=("Promotion came through: I'm {v} now!", "New role: {v}."),
-        update_asks=("What is my current role at work?",),
+        update_asks=("What is my current role at work?", "What's my job title these days?"),
     ),
     K(
         "standup",
@@ -1000,10 +1230,19 @@ KINDS: tuple[Kind, ...] = (
         "work",
         "user",
         {"k": "cast:project", "v": "decision"},
-        says=("In the {k} review we agreed to {v}.", "Decision from the {k} meeting: {v}."),
-        asks={"v": ("What's the plan for {k} after the last meeting?",)},
+        says=(
+            "We finally agreed on {k}: {v}.",
+            "Long afternoon on {k}. In the end: {v}.",
+        ),
+        asks={
+            "v": (
+                "What's the plan for {k} after the last meeting?",
+                "What did we decide about {k}?",
+            )
+        },
         key="k",
         focus="the {k} plan",
+        described={"v": ("What did we decide in the project review in {month}?",)},
     ),
     K(
         "opener_pick",
@@ -1012,7 +1251,7 @@ KINDS: tuple[Kind, ...] = (
         {"k": "part:meeting", "v": "opener"},
         says=(
             "Open {k} with **{v}**; it sets the frame before anyone else does.",
-            "I would start {k} by {v}.",
+            "I would start {k} with {v}.",
         ),
         asks={
             "v": ("How did you suggest I open {k}?", "What did you say I should start {k} with?")
@@ -1024,6 +1263,7 @@ KINDS: tuple[Kind, ...] = (
             "I have {k} coming up and I always ramble. How should I open?",
             "Help me prepare the first two minutes of {k}?",
         ),
+        described={"v": ("How did you suggest I open the meeting I was preparing in {month}?",)},
     ),
     K(
         "colleague_move",
@@ -1034,6 +1274,7 @@ KINDS: tuple[Kind, ...] = (
         asks={"v": ("Which city is {c} heading to?",)},
         key="c",
         focus="the team",
+        described={"v": ("Where is the colleague who told me in {month} they were moving going?",)},
     ),
     K(
         "sister_boss",
@@ -1052,12 +1293,12 @@ KINDS: tuple[Kind, ...] = (
         "user",
         {"p": "cast:pet", "v": "clinic"},
         says=("{p} is registered at {v}.", "We take {p} to {v} for everything."),
-        asks={"v": ("Which vet practice do we use for {p}?",)},
+        asks={"v": ("Which vet practice do we use for {p}?", "Where is my {pk} registered?")},
         once=True,
         focus="{p}",
         changes="v",
-        updates=("We moved {p} to {v}.", "New vet for {p}: {v}."),
-        update_asks=("Which clinic looks after {p} now?",),
+        updates=("We moved {p} to {v}.", "Changed practices for {p}: {v} from now on."),
+        update_asks=("Which clinic looks after {p} now?", "Who is my {pk}'s vet these days?"),
     ),
     K(
         "vet_visit",
@@ -1066,16 +1307,27 @@ KINDS: tuple[Kind, ...] = (
         {"p": "cast:pet", "v": "finding"},
         says=(
             "{p} had a checkup today: the vet found {v}.",
-            "Vet visit for {p}. Turns out it's {v}.",
+            "Took {p} in this morning. Turns out it's {v}, poor thing.",
+            "Back from the clinic with {p}: {v}, apparently. Nothing dramatic.",
         ),
-        asks={
+        asks={"v": ("What health problem turned up for {p} at the vet?",)},
+        series="p",
+        focus="{p}'s health",
+        described={
             "v": (
-                "What health problem turned up for {p} recently?",
-                "Is anything wrong with {p}, according to the last visit?",
+                "What did the vet find when I took {p} in, in {month}?",
+                "What did the vet find when I took my {pk} in?",
+                "Is anything wrong with my {pk}, according to the last checkup?",
             )
         },
-        once=True,
-        focus="{p}'s health",
+        when=("What was wrong with my {pk} in {month}?",),
+        when_slot="v",
+        all_asks=(
+            "What has the vet found with {p} so far? Every visit, please.",
+            "How many times has {p} been to the vet, and what for?",
+        ),
+        order=("Which came first for {p}, {a} or {b}?",),
+        order_slot="v",
     ),
     K(
         "pet_food",
@@ -1083,21 +1335,43 @@ KINDS: tuple[Kind, ...] = (
         "user",
         {"p": "cast:pet", "v": "product"},
         says=("{p} eats {v} now.", "We put {p} on {v}."),
-        asks={"v": ("What food is {p} on?",)},
+        asks={"v": ("What food is {p} on?", "What does my {pk} eat?")},
         once=True,
         focus="feeding {p}",
         changes="v",
-        updates=("{p} went off it, so we switched to {v}.", "{p}'s food is {v} now."),
-        update_asks=("What do we feed {p} at the moment?",),
+        updates=("{p} went off it, so we switched to {v}.", "{p}'s bowl has {v} in it now."),
+        update_asks=("What do we feed {p} at the moment?", "What is my {pk} eating now?"),
     ),
     K(
         "friend_dog",
         "pets",
         "other",
         {"f": "cast:friend", "b": "part:breed", "v": "petname"},
-        says=("{f} adopted a {b} and called it {v}.", "{f}'s new {b} puppy is named {v}."),
-        asks={"v": ("What did {f} name the new puppy?",)},
+        says=(
+            "{f} adopted a {b} and called it {v}.",
+            "Met {f}'s new {b} at the weekend. {v}, tiny, chewed my shoelaces.",
+        ),
+        asks={"v": ("What did {f} name the new puppy?", "What's {f}'s dog called?")},
         key="f",
+        focus="dogs",
+        described={"v": ("What did my friend call the puppy they got in {month}?",)},
+    ),
+    K(
+        "friend_vet",
+        "pets",
+        "other",
+        {"f": "cast:friend", "b": "part:breed", "v": "finding"},
+        says=(
+            "{f}'s {b} had to go to the vet as well: {v}.",
+            "Poor {f}, their {b} has {v}. They were up all night.",
+        ),
+        asks={"v": ("What's wrong with {f}'s {b}?",)},
+        described={
+            "v": (
+                "What did the vet find with {f}'s dog?",
+                "What was wrong with my friend's dog, the one that went to the vet in {month}?",
+            )
+        },
         focus="dogs",
     ),
     K(
@@ -1112,13 +1386,16 @@ KINDS: tuple[Kind, ...] = (
         asks={
             "v": (
                 "What did you suggest for {p} when the problem was {k}?",
-                "What was your idea for {p} and the {k}?",
+                "What was your idea for my {pk} and the {k}?",
             )
         },
+        all_asks=("What have you suggested for {p} over the months? All of it.",),
+        series="p",
         key="k",
         focus="{p}",
         alts="petrec",
         request=("{p} has a {k} problem. Ideas?", "How do I deal with {p}'s {k}?"),
+        described={"v": ("What did you suggest for my {pk}, back in {month}?",)},
     ),
     # ----------------------------------------------------------------- health
     K(
@@ -1132,7 +1409,7 @@ KINDS: tuple[Kind, ...] = (
         focus="my doctor",
         changes="v",
         updates=("Changed surgeries: I'm with {v} now.", "Registered with {v} since the move."),
-        update_asks=("Which practice am I with now?",),
+        update_asks=("Which practice am I with now?", "Who's my GP these days?"),
     ),
     K(
         "blood",
@@ -1155,7 +1432,7 @@ KINDS: tuple[Kind, ...] = (
         focus="supplements",
         changes="v",
         updates=("Dose changed: {v} now.", "After the retest the doctor moved me to {v}."),
-        update_asks=("What is my vitamin D dose now?",),
+        update_asks=("What is my vitamin D dose now?", "How much vitamin D am I taking now?"),
     ),
     K(
         "dentist",
@@ -1169,6 +1446,32 @@ KINDS: tuple[Kind, ...] = (
         changes="v",
         updates=("The dentist moved me to {v}.", "Dentist rescheduled: {v}."),
         update_asks=("When is my teeth check now, after the changes?",),
+    ),
+    K(
+        "specialist",
+        "health",
+        "user",
+        {"k": "part:area", "t": "part:specialist", "v": "person"},
+        says=(
+            "Saw a {t} about {k} today, {v}. She thinks it's mostly posture.",
+            "First session with {v}, the {t}, for {k}. Homework already.",
+            "Finally got an appointment for {k}: a {t} called {v}.",
+        ),
+        asks={"v": ("What's the name of the {t} I went to?",)},
+        described={
+            "v": (
+                "Who did I see about {k}?",
+                "Who did I see about my aches and pains in {month}?",
+            )
+        },
+        key="k",
+        focus="{k}",
+        all_asks=(
+            "Which health professionals did I see {period}?",
+            "Who have I seen about aches and pains {period}? Names, please.",
+        ),
+        when=("Who did I see about a health problem in {month}?",),
+        when_slot="v",
     ),
     K(
         "habit_pick",
@@ -1185,6 +1488,7 @@ KINDS: tuple[Kind, ...] = (
                 "Which routine change did you propose for {k}?",
             )
         },
+        all_asks=("Which habits have you suggested to me {period}?",),
         key="k",
         focus="{k}",
         alts="habit",
@@ -1192,6 +1496,7 @@ KINDS: tuple[Kind, ...] = (
             "I've been struggling with {k}. One change you'd make?",
             "Any single habit that helps with {k}?",
         ),
+        described={"v": ("Which habit did you suggest when I asked for one in {month}?",)},
     ),
     # ----------------------------------------------------------------- home
     K(
@@ -1201,18 +1506,29 @@ KINDS: tuple[Kind, ...] = (
         {"k": "part:room", "v": "person", "p": "price"},
         says=(
             "{v} sorted out the leak in the {k}; {p} all in.",
-            "Got a plumber in for the {k}, {v}, and it came to {p}.",
+            "Someone came for the {k} leak, {v}, and it came to {p}.",
+            "The {k} is dry again. {v} did it in an afternoon and charged {p}.",
         ),
-        asks={
-            "v": ("Who came to deal with the water problem in the {k}?",),
-            "p": ("What did the {k} repair cost us?",),
-        },
-        vague={
-            "v": ("What was the name of the plumber we had round in {month}?",),
-            "p": ("How much did the plumber charge us in {month}?",),
+        described={
+            "v": (
+                "What was the name of the plumber we had round in {month}?",
+                "Who came to deal with the water problem in the {k}?",
+            ),
+            "p": (
+                "How much did the plumber charge us in {month}?",
+                "What did the {k} repair cost us?",
+            ),
         },
         key="k",
         focus="the {k}",
+        order_slot="k",
+        sum_asks=(
+            "How much have we spent on repairs {period}, in total?",
+            "Add up what the tradespeople cost us {period}.",
+        ),
+        sum_slot="p",
+        compare=("Which repair cost more, the {a} or the {b}?",),
+        compare_slot="p",
     ),
     K(
         "paint",
@@ -1253,6 +1569,7 @@ KINDS: tuple[Kind, ...] = (
             "In the {k}, {v} would pay for itself.",
         ),
         asks={"v": ("What did you say we should buy for the {k}?",)},
+        all_asks=("What have you told us to buy for the flat {period}?",),
         key="k",
         focus="the {k}",
         alts="homerec",
@@ -1260,6 +1577,7 @@ KINDS: tuple[Kind, ...] = (
             "The {k} is always damp and cold. What would you buy?",
             "What one thing would make the {k} more bearable in winter?",
         ),
+        described={"v": ("What did you say we should buy for the flat, in {month}?",)},
     ),
     # ----------------------------------------------------------------- garden
     K(
@@ -1267,10 +1585,17 @@ KINDS: tuple[Kind, ...] = (
         "garden",
         "user",
         {"s": "cast:bed", "v": "plant"},
-        says=("Put {v} in {s} this weekend.", "Planted {v} in {s}."),
+        says=(
+            "Put {v} in {s} this weekend.",
+            "Got {v} into {s} at last.",
+            "{s} has {v} in it now.",
+        ),
         series="s",
         focus="{s}",
-        all_asks=("What have I planted in {s}?", "List everything I've put in {s}."),
+        all_asks=(
+            "What have I planted in {s}?",
+            "How many different things have I put in {s}, and what are they?",
+        ),
         when=("What did I plant in {s} in {month}?",),
         when_slot="v",
     ),
@@ -1291,6 +1616,7 @@ KINDS: tuple[Kind, ...] = (
             "What would actually grow in {s}? It gets about three hours of sun.",
             "Give me one plant for {s} that I can't kill.",
         ),
+        described={"v": ("What plant did you suggest when I asked in {month}?",)},
     ),
     # ----------------------------------------------------------------- reading
     K(
@@ -1298,7 +1624,7 @@ KINDS: tuple[Kind, ...] = (
         "reading",
         "user",
         {"s": "cast:bookclub", "v": "book"},
-        says=("{s} picked {v} for this month.", "This month {s} is reading {v}."),
+        says=("{s} picked {v} for this month.", "{s} chose {v} this time round."),
         series="s",
         focus="{s}",
         all_asks=("Which books has {s} read?", "What titles has {s} chosen so far?"),
@@ -1310,16 +1636,22 @@ KINDS: tuple[Kind, ...] = (
         "reading",
         "user",
         {"v": "book", "a": "person"},
-        says=("Just finished {v} by {a}. Loved it.", "Finished {v}, the {a} novel."),
+        says=(
+            "Just finished {v} by {a}. Loved it.",
+            "Finished {v}, the {a} novel.",
+            "Stayed up until one to get to the end of {v}. {a} can really write.",
+        ),
         asks={
             "a": ("Who wrote {v}?",),
-            "v": ("Which {a} book did I finish?", "What was the {a} novel I read?"),
         },
         key="v",
         focus="what I'm reading",
         when=("What book did I finish in {month}?",),
-        all_asks=("Which books did I finish in {year}?",),
-        vague={
+        all_asks=(
+            "Which books did I finish {period}?",
+            "How many books did I get through {period}, and which?",
+        ),
+        described={
             "a": ("Who was the author of the book I finished in {month}?",),
             "v": ("What novel did I finish in {month}?",),
         },
@@ -1335,13 +1667,13 @@ KINDS: tuple[Kind, ...] = (
         "user",
         {"v": "band", "p": "venue"},
         says=("Saw {v} at {p} last night!", "{v} played {p}; what a gig."),
-        asks={"p": ("Where did I see {v} play?",), "v": ("Which band did I catch at {p}?",)},
+        asks={"p": ("Where did I see {v} play?",)},
         key="v",
         focus="live music",
         when=("Which band did I see live in {month}?",),
         when_slot="v",
-        all_asks=("Which bands have I seen live in {year}?",),
-        vague={
+        all_asks=("Which bands have I seen live {period}?",),
+        described={
             "p": ("Where was the gig I went to in {month}?",),
             "v": ("Who did I see live in {month}?",),
         },
@@ -1363,6 +1695,7 @@ KINDS: tuple[Kind, ...] = (
             "For the {k} trip, take {v}.",
         ),
         asks={"v": ("What book did you recommend before my {k} trip?",)},
+        all_asks=("Which novels have you recommended to me {period}?",),
         key="k",
         focus="reading about {k}",
         alts="book",
@@ -1370,6 +1703,18 @@ KINDS: tuple[Kind, ...] = (
             "Any novel set in {k} to read before going?",
             "What should I read on the plane to {k}?",
         ),
+        described={"v": ("Which novel did you recommend to me in {month}?",)},
+    ),
+    K(
+        "other_book",
+        "reading",
+        "other",
+        {"k": "key:finished", "f": "cast:friend", "v": "rating"},
+        says=("{f} read {k} too and gave it {v}.", "{f}'s verdict on {k}: {v}."),
+        asks={"v": ("What rating did {f} give {k}?",)},
+        key="k",
+        focus="what I'm reading",
+        described={"v": ("What did my friend think of {k}, out of ten?",)},
     ),
     # ----------------------------------------------------------------- family
     K(
@@ -1390,7 +1735,10 @@ KINDS: tuple[Kind, ...] = (
         "family",
         "user",
         {"s": "cast:giftee", "o": "part:occasion", "v": "gift"},
-        says=("For {s}'s {o} I got {v}.", "Sorted {s}'s {o} present: {v}."),
+        says=(
+            "Sorted {s}'s {o} present: {v}.",
+            "{s}'s {o} is covered: {v}, wrapped and hidden in the wardrobe.",
+        ),
         series="s",
         focus="presents for {s}",
         all_asks=(
@@ -1411,7 +1759,10 @@ KINDS: tuple[Kind, ...] = (
         focus="friends' news",
         changes="v",
         updates=("{f} already left {old} and joined {v}.", "{f} switched jobs again, to {v}."),
-        update_asks=("Which company is {f} at now?",),
+        update_asks=("Which company is {f} at now?", "Where is {f} working these days?"),
+        all_asks=("Which of my friends changed jobs {period}?",),
+        all_slot="f",
+        described={"v": ("Which company did my friend join, the one who told me in {month}?",)},
     ),
     K(
         "partner_dinner",
@@ -1436,10 +1787,13 @@ KINDS: tuple[Kind, ...] = (
             "My suggestion for {s}: {v}.",
         ),
         asks={"v": ("What present did you suggest for {s}'s {k}?",)},
+        all_asks=("What gift ideas have you given me for {s}? All of them.",),
+        series="s",
         key="k",
         focus="{s}'s {k}",
         alts="gift",
         request=("{s}'s {k} is coming up. Gift ideas?", "What should I get {s} for the {k}?"),
+        described={"v": ("What present did you suggest for {s}, in {month}?",)},
     ),
     # ----------------------------------------------------------------- learning
     K(
@@ -1456,17 +1810,29 @@ KINDS: tuple[Kind, ...] = (
         focus="learning {l}",
         changes="v",
         updates=("New {l} tutor: {v}.", "I switched tutors, I'm with {v} now."),
-        update_asks=("Who is my tutor now?",),
+        update_asks=("Who is my tutor now?", "Who teaches me {l} these days?"),
     ),
     K(
         "exam",
         "learning",
         "user",
         {"l": "part:lang", "k": "level", "v": "score"},
-        says=("Passed the {l} {k} exam with {v}!", "{l} {k} result: {v}."),
+        says=("{l} {k} result is in: {v}!", "Passed {l} {k}, {v}. Celebrating with cake."),
         asks={"v": ("How did I do on the {l} {k} test?",)},
+        described={
+            "v": (
+                "What score did I get in my {l} exam?",
+                "How did the language exam I sat in {month} go?",
+            )
+        },
         key="k",
         focus="the {l} exam",
+        order_slot="l",
+        compare=(
+            "Did I score higher in my {a} exam or my {b} one?",
+            "Which exam went better, {a} or {b}?",
+        ),
+        compare_slot="v",
     ),
     K(
         "course_pick",
@@ -1478,6 +1844,7 @@ KINDS: tuple[Kind, ...] = (
             "I'd do {v}, an hour a week is enough.",
         ),
         asks={"v": ("Which course did you point me to for {k}?",)},
+        all_asks=("Which courses did you suggest to me {period}?",),
         key="k",
         focus="{k}",
         alts="course",
@@ -1485,6 +1852,7 @@ KINDS: tuple[Kind, ...] = (
             "I want a course for {k} this winter. One suggestion?",
             "Suggest an evening course for {k}?",
         ),
+        described={"v": ("Which course did you point me to in {month}?",)},
     ),
     # ----------------------------------------------------------------- gadgets
     K(
@@ -1515,70 +1883,12 @@ KINDS: tuple[Kind, ...] = (
                 "What did you tell me to buy when I needed {k}?",
             )
         },
-        vague={"v": ("Which gadget did you recommend to me in {month}?",)},
+        described={"v": ("Which gadget did you recommend to me in {month}?",)},
+        all_asks=("Which gadgets did you recommend to me {period}?",),
         key="k",
         focus="{k}",
         alts="product",
         request=("I need {k}. What would you buy?", "Shopping for {k}: your pick?"),
-    ),
-    K(
-        "other_race",
-        "fitness",
-        "other",
-        {"k": "key:race_result", "s": "cast:sister", "v": "racetime"},
-        says=(
-            "My sister {s} ran the {k} as well and finished in {v}.",
-            "{s} did the {k} too: {v}, under the target.",
-        ),
-        asks={"v": ("What time did {s} run at the {k}?",)},
-        key="k",
-        focus="race recovery",
-    ),
-    K(
-        "other_restaurant",
-        "cooking",
-        "other",
-        {"k": "key:restaurant", "f": "cast:friend", "v": "dish"},
-        says=(
-            "{f} went to {k} last week and swears by the {v}.",
-            "{f} says the {v} at {k} is the thing to order.",
-        ),
-        asks={"v": ("What does {f} recommend ordering at {k}?",)},
-        key="k",
-        focus="eating out",
-    ),
-    K(
-        "other_trip",
-        "travel",
-        "other",
-        {"city": "key:trip_report", "f": "cast:friend", "v": "hotel"},
-        says=(
-            "{f} just got back from {city} too; they stayed at {v}.",
-            "Funny, {f} was in {city} as well and booked {v}.",
-        ),
-        asks={"v": ("Where did {f} stay in {city}?",)},
-        key="city",
-        focus="the {city} trip",
-    ),
-    K(
-        "other_purchase",
-        "finance",
-        "other",
-        {"k": "key:purchase", "f": "cast:friend", "v": "price"},
-        says=("{f} bought {k} as well, but paid {v}.", "{f} got {k} too, for {v}."),
-        asks={"v": ("What did {f} pay for {k}?",)},
-        key="k",
-        focus="a big purchase",
-    ),
-    K(
-        "other_book",
-        "reading",
-        "other",
-        {"k": "key:finished", "f": "cast:friend", "v": "rating"},
-        says=("{f} read {k} too and gave it {v}.", "{f}'s verdict on {k}: {v}."),
-        asks={"v": ("What rating did {f} give {k}?",)},
-        key="k",
-        focus="what I'm reading",
     ),
     K(
         "car",
@@ -1596,6 +1906,116 @@ KINDS: tuple[Kind, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Link:
+    """Two facts about the same subject (a city, a giftee, a room) asked about together: the
+    question needs both turns. Templates see the first fact's slots as {a_x}, the second's
+    as {b_x}; `answers` name (0 or 1, slot) pairs."""
+
+    first: str  # a kind's name
+    second: str
+    on: tuple[tuple[str, str], ...]  # (first's slot, second's slot) that must be equal
+    asks: tuple[str, ...]
+    answers: tuple[tuple[int, str], ...]
+    after: bool = False  # the second must come later (what happened after the advice)
+
+
+LINKS = (
+    Link(
+        "trip_pick",
+        "book_pick",
+        (("city", "k"),),
+        ("For {a_city}, which hotel and which book did you recommend?",),
+        ((0, "v"), (1, "v")),
+    ),
+    Link(
+        "tutor",
+        "exam",
+        (("l", "l"),),
+        ("Who was teaching me {a_l}, and how did my {a_l} {b_k} exam go?",),
+        ((0, "v"), (1, "v")),
+    ),
+    Link(
+        "savings",
+        "fund_pick",
+        (("k", "k"),),
+        ("How much are we saving in {a_k}, and where did you suggest we keep it?",),
+        ((0, "v"), (1, "v")),
+    ),
+    Link(
+        "trip_pick",
+        "trip_report",
+        (("city", "city"),),
+        (
+            "Which hotel did you recommend for {a_city}, and where did we actually end up staying?",
+            "Did we stay at the place you suggested for {a_city}? Remind me of both names.",
+        ),
+        ((0, "v"), (1, "v")),
+        after=True,
+    ),
+    Link(
+        "gift_pick",
+        "gift",
+        (("s", "s"), ("k", "o")),
+        ("What did you suggest I get {a_s} for the {a_k}, and what did I end up buying?",),
+        ((0, "v"), (1, "v")),
+        after=True,
+    ),
+    Link(
+        "exercise_pick",
+        "specialist",
+        (("k", "k"),),
+        ("Who did I see about {a_k}, and which exercise did you give me for it?",),
+        ((1, "v"), (0, "v")),
+    ),
+    Link(
+        "home_pick",
+        "repair",
+        (("k", "k"),),
+        ("Who fixed the leak in the {a_k}, and what did you say we should buy for that room?",),
+        ((1, "v"), (0, "v")),
+    ),
+    Link(
+        "restaurant",
+        "other_restaurant",
+        (("v", "k"),),
+        ("What did I love at {a_v}, and what does {b_f} swear by there?",),
+        ((0, "d"), (1, "v")),
+    ),
+    Link(
+        "race_result",
+        "other_race",
+        (("k", "k"),),
+        (
+            "What were my time and my sister's at the {a_k}?",
+            "Who was faster at the {a_k}, me or {b_s}? Give me both times.",
+        ),
+        ((0, "v"), (1, "v")),
+    ),
+    Link(
+        "purchase",
+        "other_purchase",
+        (("c", "k"),),
+        ("What did {b_f} and I each pay for the same {a_c}?",),
+        ((0, "p"), (1, "v")),
+    ),
+    Link(
+        "finished",
+        "other_book",
+        (("v", "k"),),
+        ("Who wrote {a_v}, and what did {b_f} rate it?",),
+        ((0, "a"), (1, "v")),
+    ),
+    Link(
+        "trip_report",
+        "other_trip",
+        (("city", "city"),),
+        ("Where did {b_f} stay in {a_city}, and where did we?",),
+        ((1, "v"), (0, "v")),
+    ),
+)
+
+
 # ---------------------------------------------------------------------------- the topics
 
 
@@ -1606,7 +2026,6 @@ class Topic:
     heads: tuple[str, ...]
     lines: tuple[str, ...]  # {k}: the exchange's focus
     requests: tuple[str, ...]
-    focuses: tuple[str, ...]  # the focus of an exchange that plants no fact of its own
 
 
 T = Topic
@@ -1669,13 +2088,6 @@ TOPICS: dict[str, Topic] = {
             "How should we get around during {k} without a car?",
             "Help me pack for {k}; I always take too much.",
         ),
-        focuses=(
-            "a long weekend away",
-            "the summer holiday",
-            "a city break",
-            "travelling with hand luggage only",
-            "a train trip",
-        ),
     ),
     "cooking": T(
         heads=(
@@ -1730,13 +2142,6 @@ TOPICS: dict[str, Topic] = {
             "How do I stop overcooking everything when I'm doing {k}?",
             "Quick question about {k}: what can I make the day before?",
         ),
-        focuses=(
-            "weeknight dinners",
-            "meal prep for the week",
-            "baking bread",
-            "cooking for a crowd",
-            "using up leftovers",
-        ),
     ),
     "fitness": T(
         heads=(
@@ -1784,13 +2189,6 @@ TOPICS: dict[str, Topic] = {
             "I'm tired all the time with {k}. Too much?",
             "What would a sensible week look like for {k}?",
         ),
-        focuses=(
-            "my training plan",
-            "getting back into running",
-            "strength training",
-            "recovery days",
-            "stretching",
-        ),
     ),
     "finance": T(
         heads=(
@@ -1837,13 +2235,6 @@ TOPICS: dict[str, Topic] = {
             "I'm worried about {k}. Where do I start?",
             "What's a sensible plan for {k}?",
         ),
-        focuses=(
-            "our budget",
-            "saving more",
-            "investing for the long term",
-            "paying off the credit card",
-            "the household bills",
-        ),
     ),
     "code": T(
         heads=(
@@ -1886,14 +2277,6 @@ TOPICS: dict[str, Topic] = {
             "Review my approach to {k}? I'll paste the gist below.",
             "We keep getting bitten by {k}. Ideas?",
         ),
-        focuses=(
-            "flaky tests",
-            "a slow endpoint",
-            "our deploy pipeline",
-            "error handling",
-            "database migrations",
-            "code review",
-        ),
     ),
     "pets": T(
         heads=(
@@ -1935,13 +2318,6 @@ TOPICS: dict[str, Topic] = {
             "How do I handle {k} better?",
             "Is this normal for {k}?",
         ),
-        focuses=(
-            "walks in the rain",
-            "pet insurance",
-            "training recall",
-            "grooming",
-            "leaving the dog alone",
-        ),
     ),
     "work": T(
         heads=(
@@ -1982,13 +2358,6 @@ TOPICS: dict[str, Topic] = {
             "I need to prepare for {k}. Where do I start?",
             "Draft a short note about {k} for the team?",
         ),
-        focuses=(
-            "my one-to-one",
-            "the quarterly review",
-            "too many meetings",
-            "asking for a raise",
-            "delegating better",
-        ),
     ),
     "health": T(
         heads=(
@@ -2024,13 +2393,6 @@ TOPICS: dict[str, Topic] = {
             "Any tips on {k}?",
             "I've been worrying about {k}. Thoughts?",
             "How do I keep on top of {k}?",
-        ),
-        focuses=(
-            "sleeping badly",
-            "my energy levels",
-            "eye strain",
-            "headaches at work",
-            "posture",
         ),
     ),
     "home": T(
@@ -2069,13 +2431,6 @@ TOPICS: dict[str, Topic] = {
             "Is {k} a DIY job or should I get someone in?",
             "Any tips on {k} before I start?",
         ),
-        focuses=(
-            "the boiler",
-            "condensation on the windows",
-            "a squeaky floor",
-            "organising the garage",
-            "the noisy neighbours",
-        ),
     ),
     "garden": T(
         heads=(
@@ -2111,7 +2466,6 @@ TOPICS: dict[str, Topic] = {
             "Why is everything dying in {k}?",
             "How do I plan {k} for next year?",
         ),
-        focuses=("the lawn", "composting", "the shed", "slugs", "the hedge"),
     ),
     "reading": T(
         heads=(
@@ -2146,7 +2500,6 @@ TOPICS: dict[str, Topic] = {
             "Help me pick something for {k}?",
             "Thoughts on {k}?",
         ),
-        focuses=("my reading list", "audiobooks", "a holiday read", "podcasts", "gigs this year"),
     ),
     "family": T(
         heads=(
@@ -2180,13 +2533,6 @@ TOPICS: dict[str, Topic] = {
             "How do I handle {k} kindly?",
             "What would you suggest for {k}?",
         ),
-        focuses=(
-            "the school holidays",
-            "a family visit",
-            "screen time",
-            "keeping in touch with friends",
-            "the weekend",
-        ),
     ),
     "learning": T(
         heads=(
@@ -2218,13 +2564,6 @@ TOPICS: dict[str, Topic] = {
             "I'm plateauing with {k}. Ideas?",
             "Make me a plan for {k}?",
             "What's the best way to practise {k}?",
-        ),
-        focuses=(
-            "vocabulary",
-            "listening practice",
-            "an online course",
-            "learning an instrument",
-            "exam prep",
         ),
     ),
     "gadgets": T(
@@ -2258,13 +2597,6 @@ TOPICS: dict[str, Topic] = {
             "What do you think about {k}?",
             "Help me choose for {k}?",
             "Any tips for {k}?",
-        ),
-        focuses=(
-            "my laptop",
-            "smart home stuff",
-            "charging cables",
-            "a new watch",
-            "the family's devices",
         ),
     ),
 }
@@ -2451,6 +2783,10 @@ ECHO_ROLE = {
     "reading": "friend",
 }
 GENERAL = (
+    "If {n} is part of this, ask what they think before you decide.",
+    "{n} will probably have an opinion on {k}; hear it early.",
+    "It sounds like {n} matters here, so keep them in the loop.",
+    "Since you mentioned {n}, plan the part that involves them first.",
     "The main thing with {k} is to make the next step small enough that you actually take it.",
     "It helps to write the plan for {k} down in one place so it does not live only in your head.",
     "There is rarely one right answer for {k}; there are trade-offs, and naming them makes "
@@ -2471,6 +2807,13 @@ GENERAL = (
     "Comparing options side by side in a small table often settles it quickly.",
     "Do the boring preparation first; it is what makes the enjoyable part go well.",
     "If something feels off, it usually is; trust that and look closer.",
+)
+ACKS = (  # how an answer first takes in the news the user brought, by its name
+    "Thanks for the update on {x}.",
+    "Good to hear about {x}.",
+    "Noted about {x}.",
+    "That's news about {x}, thanks for telling me.",
+    "Glad you mentioned {x}.",
 )
 OPENERS = (
     "Good question.",
@@ -2515,6 +2858,22 @@ REVISITS = (
     "Coming back to {focus}. Can you go over it again from a different angle?",
     "Still stuck on {focus}, to be honest.",
     "Re {focus}: I talked it over at home and we're not sure.",
+)
+REVISE_ASKS = (  # the user back on advice after something changed
+    "Back to {focus}: the budget got tighter since. Does that change your pick?",
+    "Coming back to {focus}. {partner} has doubts about what you suggested; would you still "
+    "go with it?",
+    "Re {focus}: things moved on since we talked. Is your suggestion still the same?",
+    "About {focus} again: I read some bad reviews of what you suggested. Still your choice?",
+)
+REVISED = (  # the answer's revised recommendation
+    "Given that, I'd switch from {old} to **{v}**.",
+    "With that change, my pick is now {v} rather than {old}.",
+    "In that case drop {old}; {v} fits better now.",
+)
+PICK_UPDATE_ASKS = (  # asking for a recommendation the assistant revised
+    "What do you recommend for {focus} now, after we went over it again?",
+    "After the change of plans, what was your final suggestion for {focus}?",
 )
 CHATTER = {
     "travel": (
@@ -2602,7 +2961,263 @@ CHATTER = {
         "{kid} broke another charger.",
     ),
 }
-NEWS = ("Oh, and news: ", "By the way, ", "Unrelated, but ", "Update: ", "Side note: ", "")
+# Background a user gives before a request, a few sentences at a time: a long user turn, with
+# the topic's words and the user's people, where a fact is said in passing.
+STORIES = {
+    "travel": (
+        "{partner} and I have been going back and forth about where to go this year.",
+        "Last time we booked everything in a rush and ended up paying for a hotel we hated.",
+        "{friend} keeps telling us the best trips are the ones with no plan at all.",
+        "We'd like somewhere we can walk everywhere, with good food and not too many tourists.",
+        "Budget-wise we're trying to be sensible, so flights under a couple of hundred each.",
+        "{sister} might join for a few days, which complicates the rooms a bit.",
+        "I always overpack and then carry half of it around unused.",
+        "We're not museum people really, more markets, long lunches and a view at sunset.",
+        "The last trip was lovely but the hotel was miles from anything.",
+        "Work is mad until the end of the month, so it has to be after that.",
+    ),
+    "cooking": (
+        "{partner} is the adventurous eater here, I'm more of a comfort-food person.",
+        "We've been eating out too much lately, so I'm trying to cook more at home.",
+        "Our kitchen is tiny, two hobs and an oven that runs hot.",
+        "{friend} is vegetarian and always brings wine, so I like to make an effort.",
+        "I want things I can prepare the night before and just finish on the day.",
+        "Last time I tried something ambitious the timing fell apart completely.",
+        "We've got a drawer full of spices I bought for one recipe each.",
+        "Honestly half the fun of a new restaurant for me is trying to copy a dish at home.",
+    ),
+    "fitness": (
+        "My running has been up and down since the winter.",
+        "{friend} wants to train together but our paces are quite different.",
+        "I can usually manage three sessions a week, four if work is quiet.",
+        "My watch keeps telling me I'm not recovered, which is annoying.",
+        "The gym near work gets packed after six, so mornings are easier.",
+        "I'd like to get faster without getting injured again like last year.",
+        "Long runs on Sundays are the one thing I never skip.",
+        "My legs felt heavy all week, probably the stairs at the office.",
+    ),
+    "finance": (
+        "{partner} does the spreadsheets and I do the worrying, basically.",
+        "We've been trying to be more deliberate about where the money goes each month.",
+        "Prices went up everywhere this year and the budget hasn't caught up.",
+        "I don't want anything complicated or anything I have to check every day.",
+        "We might need some of it for a deposit in a few years, so not all locked away.",
+        "I keep buying things on a whim and regretting half of them.",
+        "The bank's app is useless for seeing where it all goes.",
+        "We'd like to treat ourselves now and then without feeling guilty about it.",
+    ),
+    "code": (
+        "{coworker} is on call this week so I'm picking up the reviews.",
+        "The codebase is about eight years old and nobody loves it.",
+        "{project} is eating most of the team's time right now.",
+        "Our CI takes forty minutes, which makes everything slower than it should be.",
+        "We had a rough few weeks with incidents and everyone is a bit tired.",
+        "I'd rather use a small, well-maintained library than write this myself.",
+        "Management wants a date, engineering wants to do it properly, the usual.",
+        "Most of our problems come from things nobody documented.",
+    ),
+    "pets": (
+        "{pet} is asleep on my feet as I type this.",
+        "The dog walker cancelled again so it's been short walks all week.",
+        "{friend} has a puppy now and keeps sending me videos.",
+        "{pet} has been a bit off lately, eating less and sleeping more.",
+        "The vet's waiting room is always full of anxious dogs and anxious owners.",
+        "We try to keep a routine: walk, breakfast, nap, the usual.",
+        "{pet} hates the car, which makes every vet visit an adventure.",
+        "Rainy days are the worst, nobody gets enough exercise.",
+    ),
+    "work": (
+        "My manager moved our one-to-one again, third time this month.",
+        "{coworker} is off sick so I'm covering two projects.",
+        "{project} has three deadlines this month and I'm on all of them.",
+        "The team changed a lot this year, half the faces are new.",
+        "I'd like to be taken more seriously in meetings without being pushy.",
+        "Reviews are coming up and I never know how to talk about my own work.",
+        "There's been a lot of reorganising and nobody is sure who owns what.",
+        "I get most of my real work done before ten, before the meetings start.",
+    ),
+    "health": (
+        "I've been sleeping badly for a couple of weeks.",
+        "The surgery's phone line is impossible before nine.",
+        "{partner} says I should rest more and worry less.",
+        "I'm trying to be better about seeing a doctor early instead of waiting.",
+        "Energy has been low in the afternoons, even with coffee.",
+        "My back is fine most days, it's the long days at the desk that do it.",
+        "I'd like one or two small changes rather than a whole new routine.",
+        "I've been reading too much online about symptoms, which doesn't help.",
+    ),
+    "home": (
+        "The landlord is slow to reply to anything.",
+        "{partner} wants to repaint everything, I want to fix what's broken first.",
+        "The flat is lovely in summer and damp in winter.",
+        "Our neighbours are renovating so there's dust and noise all day.",
+        "We're trying not to spend much until we know if we're staying.",
+        "Every time we fix one thing in this place another one breaks.",
+        "The boiler is making noises again.",
+        "We've got a list of jobs on the fridge that only ever grows.",
+    ),
+    "garden": (
+        "The slugs are winning, as usual.",
+        "{kid} wants a sunflower competition this year.",
+        "It's rained all week, so nothing has been done outside.",
+        "We don't get much sun at the back, three or four hours on a good day.",
+        "I'd like more things we can actually eat, not just look at.",
+        "Last year I planted far too much at once and lost half of it.",
+        "The compost bin is finally working, I think.",
+        "I'm a lazy gardener really, I want things that look after themselves.",
+    ),
+    "reading": (
+        "{friend} lent me three books at once, so the pile is growing.",
+        "I read mostly on the train and before bed.",
+        "My book club meets on Thursdays and I'm always behind.",
+        "{partner} only reads crime novels and judges my choices.",
+        "I've been going to more gigs this year, small venues mostly.",
+        "I want something that pulls me in from the first page.",
+        "I gave up on two books in a row, which is unusual for me.",
+        "Audiobooks work for walks but not for anything complicated.",
+    ),
+    "family": (
+        "{kid} has a cold again, so the week is chaos.",
+        "Mum calls every Sunday and asks the same questions.",
+        "{sister} is visiting next month and wants to see everyone.",
+        "{partner}'s parents are coming over for the weekend.",
+        "I'm terrible at presents, I always leave it to the last minute.",
+        "Birthdays in our family are a big deal, everyone keeps score.",
+        "{friend} always seems to find the perfect gift, it's infuriating.",
+        "The after-school schedule is a puzzle every single term.",
+    ),
+    "learning": (
+        "My tutor says my accent is improving, which is nice to hear.",
+        "I practise on the bus, twenty minutes each way.",
+        "{friend} is learning too, so we quiz each other.",
+        "Exams make me nervous, even small ones.",
+        "I'd like to learn something completely unrelated to work this year.",
+        "I start courses with energy and drop them by week four, usually.",
+        "Evenings are the only time I have, and I'm tired by then.",
+        "I learn best with homework and a deadline, otherwise I drift.",
+    ),
+    "gadgets": (
+        "My phone battery is dying by noon these days.",
+        "{partner} wants a smart speaker, I'm not convinced.",
+        "The car needs a service soon, and the tyres too.",
+        "{kid} broke another charger, the fourth this year.",
+        "I hate replacing things that still mostly work.",
+        "I'd rather buy one good thing than three cheap ones.",
+        "Reviews online all contradict each other.",
+        "Half our devices don't talk to each other, which drives me mad.",
+    ),
+}
+# What a user asks next in the same session, about its subject {k}: in the words the later
+# questions use (stay, cost, vet, recommend...), without any answer.
+FOLLOWUP_ASKS = {
+    "travel": (
+        "And where would you stay for {k}, roughly? Hotel or apartment?",
+        "How many days would you give {k}? We don't want to rush it.",
+        "What would the trip cost, roughly, for {k}? Flights, hotel and food.",
+        "Anything we should eat while we're there for {k}?",
+        "Is it worth paying more for a hotel with breakfast on {k}?",
+        "What's the best way from the airport for {k}?",
+    ),
+    "cooking": (
+        "And what would you serve with it, for {k}?",
+        "If we eat out instead, what kind of restaurant would suit {k}?",
+        "Which dish would you cook if I only had an hour for {k}?",
+        "What should I order next time we try somewhere new, thinking of {k}?",
+        "Can you give me a shopping list for {k}?",
+    ),
+    "fitness": (
+        "How would the next race fit around {k}?",
+        "What finishing time is realistic with {k}, do you think?",
+        "Should I move some sessions to the gym for {k}?",
+        "Which exercise would you drop first if I'm short of time with {k}?",
+        "How do I know if {k} is too much?",
+    ),
+    "finance": (
+        "How much should we keep aside each month for {k}?",
+        "What would you spend less on, for {k}?",
+        "Is it worth paying for advice on {k}, or is that overkill?",
+        "How do I stop buying things on a whim, with {k} in mind?",
+        "What does {k} cost us in a normal month, roughly?",
+    ),
+    "code": (
+        "Which library would you use for that part of {k}?",
+        "How do we stop this taking a service down again, for {k}?",
+        "What should the post-mortem say about {k}?",
+        "How would you test {k} before the launch?",
+        "Could you sketch the code for {k}?",
+    ),
+    "pets": (
+        "Should I take {k} to the vet for that, or wait?",
+        "What food would you give with {k} in mind?",
+        "How often should a dog go to the clinic for checkups, thinking of {k}?",
+        "Is it normal for {k}, at that age?",
+        "What would you ask the vet next time, about {k}?",
+    ),
+    "work": (
+        "How do I bring up {k} with my manager?",
+        "What should I say in the meeting about {k}?",
+        "Who on the team should own {k}, do you think?",
+        "Can you draft a short message about {k}?",
+        "What would a good outcome for {k} look like?",
+    ),
+    "health": (
+        "Should I ask the doctor about {k}, or is it nothing?",
+        "What dose of anything would make sense for {k}? I'll check with the GP.",
+        "What results should I ask for, with {k}?",
+        "Which habit would you start with for {k}?",
+        "Who should I see about {k}, a GP or a specialist?",
+    ),
+    "home": (
+        "Roughly what would a repair like that cost, for {k}?",
+        "Would you paint first or fix first, for {k}?",
+        "What would you buy for {k} if money were tight?",
+        "Should I get someone in for {k}, or try it myself?",
+        "How do I find a decent plumber, thinking of {k}?",
+    ),
+    "garden": (
+        "What would you plant next for {k}?",
+        "When should I put things in the ground for {k}?",
+        "What grows well next to what I already have in {k}?",
+        "How do I keep the slugs off {k}?",
+        "What can we actually eat from {k} this year?",
+    ),
+    "reading": (
+        "What should I read next, after {k}?",
+        "Any book you'd recommend along the lines of {k}?",
+        "Would {k} make a good pick for the book club?",
+        "Any bands worth seeing live, in the spirit of {k}?",
+        "Who else writes like that, thinking of {k}?",
+    ),
+    "family": (
+        "What present would you get, for {k}?",
+        "How much should I spend on a gift for {k}?",
+        "What would make the birthday special, for {k}?",
+        "How do I handle the family side of {k}?",
+        "Any ideas for the kids, around {k}?",
+    ),
+    "learning": (
+        "Which course would you take next, for {k}?",
+        "How do I prepare for the exam, with {k}?",
+        "What should I ask my tutor about {k}?",
+        "What score should I aim for on the next test, for {k}?",
+        "How many hours a week is realistic for {k}?",
+    ),
+    "gadgets": (
+        "Which model would you buy for {k}?",
+        "Is the phone I have good enough for {k}?",
+        "Should I wait for the new version, for {k}?",
+        "What would you recommend for the car, thinking of {k}?",
+        "How much should I spend on {k}?",
+    ),
+}
+PASTE_ASKS = (  # a user turn that pastes a note of the user's own, news and all
+    "Can you tidy this up before I send it to {partner}?",
+    "Here's my note from this week, can you turn it into a short update?",
+    "Could you make this message to {friend} sound less rambling?",
+    "I wrote this for my journal; can you pull out the to-dos?",
+    "Can you shorten this for the family group chat?",
+)
+NEWS = ("Oh, and news: ", "Also: ", "Update: ", "Side note: ", "")
 
 
 # ------------------------------------------------------------------------ structured blocks
@@ -2692,9 +3307,83 @@ BLOCKS = {
     "finance": _split_table,
     "code": _code,
 }
+# The ongoing subjects of a chat, by topic: the slot kind a storyline's subject fills (a city
+# being planned and visited, the dog, a project, a room being redone) and how a session on it
+# names it. A session follows one storyline; its news is mostly about that subject.
+STORYLINES = {
+    "travel": ("part:city", "our trip to {s}"),
+    "cooking": ("cast:club", "cooking for {s}"),
+    "fitness": ("part:area", "{s}"),
+    "finance": ("part:goal", "saving for {s}"),
+    "code": ("cast:project", "{s}"),
+    "pets": ("cast:pet", "{s}"),
+    "work": ("cast:project", "the {s} plan"),
+    "health": ("part:complaint", "{s}"),
+    "home": ("part:room", "the {s}"),
+    "garden": ("cast:bed", "{s}"),
+    "reading": ("cast:bookclub", "{s}"),
+    "family": ("cast:giftee", "presents for {s}"),
+    "learning": ("part:lang", "learning {s}"),
+    "gadgets": ("part:category", "the new {s}"),
+}
+# Questions that gather what the user said about one recurring subject across sessions (a
+# rundown): by the kind of slot the subject fills; {s} the subject, {since} "" or " since
+# March 2026".
+RUNDOWNS = {
+    "cast:pet": (
+        "Catch me up on {s}{since}: what have I told you about the vet, the food and so on?",
+        "Give me a rundown of everything about {s}{since}.",
+    ),
+    "cast:project": (
+        "Where do things stand with {s}{since}? Dates and decisions, please.",
+        "Summarise what I've told you about {s}{since}.",
+    ),
+    "cast:friend": (
+        "What's been going on with {s}{since}? Everything I've mentioned.",
+        "Remind me of all the news about {s}{since}.",
+    ),
+    "part:city": (
+        "Everything about {s} we've talked about{since}: give me the details.",
+        "What do I need to remember about {s}{since}? All of it.",
+    ),
+    "part:room": (
+        "Remind me of everything to do with the {s}{since}.",
+        "What's happened with the {s}{since}? Work, money, all of it.",
+    ),
+}
+ORDER_THREE = (
+    "Put these in order, earliest first: {a}, {b} and {c}.",
+    "Which came first, second and last: {a}, {b} or {c}?",
+)
+# How a user wraps a question asked weeks later: a lead-in and a reason, in everyday words.
+ASK_LEADS = (
+    "Remind me: ",
+    "Quick one: ",
+    "I've forgotten, ",
+    "Sorry if I asked before, but ",
+    "Can you remind me of something. ",
+    "Silly question, ",
+    "Before I forget to ask again, ",
+)
+ASK_REASONS = (
+    " {partner} asked me and I blanked.",
+    " I need it for a form.",
+    " Just want to double-check before I tell anyone.",
+    " I'm writing it down this time.",
+    " It came up at dinner last night.",
+    " I said the wrong thing to {friend} yesterday.",
+    " My memory is useless this week.",
+)
 ALT_ASKS = (
     "Besides your top pick, which other options did you list for {focus}?",
     "What were the alternatives you mentioned when we discussed {focus}?",
+)
+CONTEXT_LEADS = (  # how an answer ties a line back to someone the user mentioned
+    "With {n} in mind, ",
+    "Given what you said about {n}, ",
+    "Since {n} is part of this, ",
+    "For {n}'s sake, ",
+    "Thinking of {n}, ",
 )
 HEDGES = (
     "In my experience, ",

@@ -717,15 +717,18 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     sets: list[EvalSet] = []
     chats: dict[str, Any] = {}
+    props: dict[str, str] = {}  # of each whole set, before --quick keeps a few questions
     for name in args.sets:
         if name == "locomo":
             evalset = retrieval_sets.locomo(args.locomo)
+            props[name] = retrieval_sets.properties(evalset)
             if args.quick:
                 evalset = evalset.subset(2, 60)
         else:
-            chat = retrieval_sets.long_chat(name, args.cache, args.seed, args.anchor)
-            chats[name] = chat
-            evalset = retrieval_sets.from_chat(chat)
+            generated = retrieval_sets.long_chats(name, args.cache, args.seed, args.anchor)
+            chats.update((c.id, c) for c in generated)
+            evalset = retrieval_sets.from_chats(name, generated)
+            props[name] = retrieval_sets.properties(evalset)
             if args.quick:
                 evalset = evalset.subset(None, 60)
         sets.append(evalset)
@@ -742,6 +745,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
         data_dir = Path(tmp) / "data"
         data_dir.mkdir()
+        cli(data_dir, "migrate")  # the CLI's other commands need the control database
         names = [f"{e.name}-{side}" for e in sets for side in ("events", "entries")]
         made = await asyncio.gather(*(asyncio.to_thread(new_tenant, data_dir, n) for n in names))
         loaded = [Loaded(e, made[2 * i], made[2 * i + 1]) for i, e in enumerate(sets)]
@@ -761,6 +765,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                     await load(api, item)
                     prepare_baselines(item)
                     report["sets"][item.name] = {
+                        "properties": props[item.name],
                         "notes": item.evalset.notes,
                         "questions": len(item.evalset.questions),
                         "answer verbatim in the conversation": len(item.eligible),
@@ -846,6 +851,9 @@ def main() -> None:
         args.anchor = datetime.now(UTC).date().replace(day=1)
     report = asyncio.run(evaluate(args))
     print(report["markdown"])
+    print("\nThe sets (compare with the outside held-out set's description):")
+    for info in report["sets"].values():
+        print(f"- {info['properties']}")
     for name, info in report["sets"].items():
         c = info["compaction"]
         print(

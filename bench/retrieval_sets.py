@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from statistics import median
 from typing import Any
 
+from app.tokens import estimate_tokens
 from bench import longconv, longconv_text
 
 LOCOMO_MIRROR = Path("/work/.mirror/snap-research+LoCoMo/repo")
@@ -24,7 +26,8 @@ LOCOMO_FILE = "data/locomo10.json"
 # 2 is asked with the conversation's dates (temporal), 3 keeps the answer before ';'
 # (open-domain), 4 is single-hop, 5 is adversarial (no gold answer: left out).
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-LONG_SETS = {"long100k": 100_000, "long500k": 500_000}
+ROLES = ("user", "assistant")
+CACHE_VERSION = 2  # of the cached generated sets' layout (a list of chats since 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,39 +211,83 @@ def _source_hash() -> str:
     return digest.hexdigest()[:12]
 
 
-def long_chat(name: str, cache: Path, seed: int, anchor: date) -> longconv.Chat:
-    """The generated chat `name` (long100k, long500k), from the cache when the generator,
-    seed and anchor are the same."""
-    path = cache / f"{name}-{seed}-{anchor.isoformat()}-{_source_hash()}.json"
+def long_chats(name: str, cache: Path, seed: int, anchor: date) -> tuple[longconv.Chat, ...]:
+    """The generated set `name` (long100k, long500k: see longconv.SETS), from the cache when
+    the generator, seed and anchor are the same."""
+    path = cache / f"{name}-v{CACHE_VERSION}-{seed}-{anchor.isoformat()}-{_source_hash()}.json"
     if path.exists():
-        return longconv.Chat.from_json(json.loads(path.read_text()))
-    chat = longconv.generate(name, LONG_SETS[name], seed, anchor)
+        return tuple(longconv.Chat.from_json(c) for c in json.loads(path.read_text()))
+    chats = longconv.generate_set(name, seed, anchor)
     cache.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(chat.to_json()))
+    tmp.write_text(json.dumps([c.to_json() for c in chats]))
     tmp.replace(path)
-    return chat
+    return chats
+
+
+def from_chats(name: str, chats: Sequence[longconv.Chat]) -> EvalSet:
+    """A set of generated chats: each chat one conversation (one scope)."""
+    conversations: dict[str, Conversation] = {}
+    questions: list[Question] = []
+    notes: list[str] = []
+    for chat in chats:
+        turns = tuple(
+            Turn(
+                t.id,
+                t.role,
+                f"{t.role}_turn",
+                datetime.fromisoformat(t.at.replace("Z", "+00:00")),
+                t.body,
+            )
+            for t in chat.turns
+        )
+        conversations[chat.id] = Conversation(chat.id, turns)
+        questions += [
+            Question(
+                q.id, chat.id, q.category, q.question, q.answers, q.evidence, q.older, q.unique
+            )
+            for q in chat.questions
+        ]
+        notes.append(
+            f"{chat.id}: seed {chat.seed}, anchor {chat.anchor}, {len(turns)} turns, "
+            f"{turns[0].at:%Y-%m-%d} to {turns[-1].at:%Y-%m-%d}"
+        )
+    return EvalSet(name, longconv.CATEGORIES, conversations, questions, notes)
 
 
 def from_chat(chat: longconv.Chat) -> EvalSet:
-    turns = tuple(
-        Turn(
-            t.id,
-            t.role,
-            f"{t.role}_turn",
-            datetime.fromisoformat(t.at.replace("Z", "+00:00")),
-            t.body,
+    return from_chats(chat.id, [chat])
+
+
+def properties(evalset: EvalSet) -> str:
+    """What a set is like, in the terms the outside held-out set is described in: turn
+    lengths by role, the assistant's share of evidence turns, questions about a changed
+    fact, evidence turns per question."""
+    turns = [t for c in evalset.conversations.values() for t in c.turns]
+    role = {(c.id, t.id): t.role for c in evalset.conversations.values() for t in c.turns}
+    tokens = sum(estimate_tokens(t.body) for t in turns)
+    per_conv = tokens / max(1, len(evalset.conversations))
+    parts = [
+        f"{evalset.name}: {len(evalset.conversations)} conversation(s) of ~{per_conv:,.0f} "
+        f"tokens, {len(turns)} turns"
+    ]
+    lengths = {r: [len(t.body.split(": ", 1)[-1]) for t in turns if t.role == r] for r in ROLES}
+    if all(lengths.values()):
+        parts.append(
+            "median turn "
+            + ", ".join(f"{r} {median(v):,.0f}" for r, v in lengths.items())
+            + " characters"
         )
-        for t in chat.turns
-    )
-    questions = [
-        Question(q.id, chat.id, q.category, q.question, q.answers, q.evidence, q.older, q.unique)
-        for q in chat.questions
-    ]
-    notes = [
-        f"{chat.id}: seed {chat.seed}, anchor {chat.anchor}, {len(turns)} turns, "
-        f"{turns[0].at:%Y-%m-%d} to {turns[-1].at:%Y-%m-%d}"
-    ]
-    return EvalSet(
-        chat.id, longconv.CATEGORIES, {chat.id: Conversation(chat.id, turns)}, questions, notes
-    )
+    evidence = [(q.conversation, e) for q in evalset.questions for e in q.evidence]
+    if evidence and all(lengths.values()):
+        share = sum(role.get(e) == "assistant" for e in evidence) / len(evidence)
+        parts.append(f"{share:.0%} of evidence turns are the assistant's")
+    counts = [len(q.evidence) for q in evalset.questions]
+    if counts:
+        parts.append(
+            f"{len(counts)} questions, {sum(bool(q.older) for q in evalset.questions)} about "
+            f"a changed fact; evidence turns per question mean {sum(counts) / len(counts):.2f}"
+            f", {sum(n > 1 for n in counts) / len(counts):.0%} with two or more, max "
+            f"{max(counts)}"
+        )
+    return "; ".join(parts)

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.tokens import estimate_tokens
-from bench import longconv
+from bench import longconv, retrieval_eval
 from bench.retrieval_measures import (
     BaseTurn,
     Bm25,
@@ -23,7 +23,15 @@ from bench.retrieval_measures import (
     recall_at,
     recency,
 )
-from bench.retrieval_sets import locomo
+from bench.retrieval_sets import (
+    Conversation,
+    EvalSet,
+    Question,
+    Turn,
+    from_chats,
+    locomo,
+    properties,
+)
 
 
 def _turn(tid: str, body: str) -> BaseTurn:
@@ -187,3 +195,61 @@ def test_a_generated_chat_is_deterministic_and_its_answers_are_in_its_evidence_t
         if q.older:
             assert q.category == "knowledge-update" and q.older_answers
     assert longconv.Chat.from_json(json.loads(json.dumps(chat.to_json()))) == chat
+
+
+def _turn_key(turn_id: str) -> tuple[int, int]:
+    session, turn = turn_id[1:].split(":")
+    return int(session), int(turn)
+
+
+def test_generated_questions_need_several_turns_and_name_one_instance_each():
+    chat = longconv.generate("mid", 150_000, seed=3, anchor=date(2026, 6, 1), questions=120)
+    role = {t.id: t.role for t in chat.turns}
+    session = {t.id: t.id.split(":")[0] for t in chat.turns}
+    assert {q.category for q in chat.questions} == set(longconv.CATEGORIES)
+    assert len({q.question for q in chat.questions}) == len(chat.questions)  # none ambiguous
+    several = [q for q in chat.questions if len(q.evidence) > 1]
+    assert len(several) >= 0.4 * len(chat.questions)
+    evidence = [e for q in chat.questions for e in q.evidence]
+    assert sum(role[e] == "assistant" for e in evidence) >= 0.15 * len(evidence)
+    for q in chat.questions:
+        assert list(q.evidence) == sorted(q.evidence, key=_turn_key), q
+        if q.category == "multi-session":
+            assert len({session[e] for e in q.evidence}) >= 2, q
+    # A recommendation revised when the user came back: a changed fact told by the assistant.
+    assert any(
+        q.category == "knowledge-update" and all(role[e] == "assistant" for e in q.evidence)
+        for q in chat.questions
+    )
+
+
+def test_a_generated_set_is_several_chats_and_says_how_it_compares_with_the_held_out_set():
+    assert set(longconv.SETS) | {"locomo"} == set(retrieval_eval.SETS)
+    chats = [longconv.generate(n, 12_000, seed=7, anchor=date(2026, 6, 1)) for n in ("a", "b")]
+    s = from_chats("tiny", chats)
+    assert list(s.conversations) == ["a", "b"]
+    assert {q.conversation for q in s.questions} == {"a", "b"}
+    assert len({q.id for q in s.questions}) == len(s.questions)
+    line = properties(s)
+    assert line.startswith("tiny: 2 conversation(s) of ~")
+    for part in (
+        "median turn user",
+        "of evidence turns are the assistant's",
+        "about a changed fact",
+        "evidence turns per question mean",
+    ):
+        assert part in line, line
+    # Speakers by name (LoCoMo): no user and assistant to compare.
+    speakers = EvalSet(
+        "named",
+        ("single-hop",),
+        {
+            "c": Conversation(
+                "c",
+                (Turn("D1:1", "Caroline", "utterance", datetime(2023, 5, 8, tzinfo=UTC), "C: hi"),),
+            )
+        },
+        [Question("q", "c", "single-hop", "Hi?", ("hi",), ("D1:1",))],
+    )
+    assert "median turn" not in properties(speakers)
+    assert "1 questions, 0 about a changed fact" in properties(speakers)
