@@ -157,7 +157,6 @@ def cli(data_dir: Path, *args: str) -> str:
 
 def new_tenant(data_dir: Path, name: str) -> tuple[str, str]:
     """A tenant and its first API key, from `jet-memory tenants create`."""
-    cli(data_dir, "migrate")  # the CLI creates no control database but by migrate or dev
     out = cli(data_dir, "tenants", "create", name)
     tenant = re.search(r"tenant (ten_\w+)", out)
     key = out.strip().splitlines()[-1].strip()
