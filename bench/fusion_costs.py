@@ -26,7 +26,7 @@ from app.deps import build
 from app.services import cursors, entries, entry_rows, tenants
 from app.services.records import EntryFilter, Scope
 from app.services.search import indexer, keywords
-from app.storage import transactions
+from app.storage import reads
 from app.storage.models import entries_table as en
 from app.storage.search import fulltext
 from app.storage.transactions import write_transaction
@@ -80,7 +80,7 @@ async def _full_rows_ranking(
     target = fulltext.Target.of_engine(db.engine)
     cursor = cursors.encode("entries-search", [hwm, 0])
     stmt, values, _, _, words = keywords.search_query(target, flt, limit - 1, cursor)
-    rows = await transactions.search_rows(db, stmt, values, words)
+    rows = await reads.search_rows(db, stmt, values, words)
     n = len(entry_rows.COLUMNS)
     for r in rows:
         entry_rows.to_entry(r)

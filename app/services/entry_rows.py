@@ -1,29 +1,11 @@
-"""An entry as a row of memory_entries: the columns every entry read selects, in order,
-and the Entry they make."""
+"""An entry as a row of memory_entries: the columns every entry read selects (the record's
+fields, by name) and the Entry they make. A new field of Entry and its column are read
+without touching this module."""
 
-from typing import Any
-
-from app.services.records import Entry, EntrySource, Scope
+from app.services.records import Entry, field_names, row_reader
 from app.storage.models import entries_table as en
 
-COLUMNS = [
-    en.c.id, en.c.scope, en.c.scope_ref, en.c.title, en.c.summary, en.c.tags,
-    en.c.importance, en.c.source, en.c.created_at, en.c.updated_at, en.c.version,
-]  # fmt: skip
-
-
-def to_entry(row: Any) -> Entry:
-    """The Entry of a row whose first columns are COLUMNS, in order (more may follow);
-    by position, as events.to_event."""
-    (
-        id_, scope, scope_ref, title, summary, tags, importance, source, created_at,
-        updated_at, version,
-    ) = row[:_N_COLUMNS]  # fmt: skip
-    return Entry(
-        id=id_, scope=Scope(scope), scope_ref=scope_ref, title=title, summary=summary,
-        tags=list(tags), importance=importance, source=EntrySource(source),
-        created_at=created_at, updated_at=updated_at, version=version,
-    )  # fmt: skip
-
-
-_N_COLUMNS = len(COLUMNS)
+NAMES = field_names(Entry)
+COLUMNS = [en.c[name] for name in NAMES]
+# The Entry of a row whose first columns are COLUMNS, in order (more may follow).
+to_entry = row_reader(Entry, NAMES)

@@ -20,9 +20,10 @@ from app.services.records import (
     EventIn,
     Page,
     Scope,
+    row_reader,
 )
 from app.services.search import analysis
-from app.storage import event_log, transactions
+from app.storage import event_log, reads
 from app.storage.group_commit import GroupCommitter
 from app.storage.lists import in_list, storable
 from app.storage.models import events_table as ev
@@ -34,23 +35,8 @@ from app.storage.types import utcnow
 COLUMNS = event_log.COLUMNS
 
 
-def to_event(row: Any) -> Event:
-    """The Event of a row whose first columns are COLUMNS, in order (more may follow).
-    By position: a page converts 50 rows, and unpacking a slice is cheaper than a lookup
-    by name per column through `row._mapping`."""
-    (
-        id_, scope, scope_ref, kind, body, source, source_ref, occurred_at, recorded_at,
-        compressed_at, compressed_into, idempotency_key,
-    ) = row[:_N_COLUMNS]  # fmt: skip
-    return Event(
-        id_, _SCOPES.get(scope) or Scope(scope), scope_ref, kind, body, source, source_ref,
-        occurred_at, recorded_at, compressed_at, compressed_into, idempotency_key,
-    )  # fmt: skip
-
-
-_N_COLUMNS = len(COLUMNS)
-# Scope(value) goes through EnumType.__call__; a dict lookup is several times cheaper.
-_SCOPES = {s.value: s for s in Scope}
+# The Event of a row whose first columns are COLUMNS, in order (more may follow).
+to_event = row_reader(Event, [c.name for c in COLUMNS])
 
 
 # ---------------------------------------------------------------------------- appends
@@ -278,7 +264,7 @@ async def _list_page(
     # An index range; with the SQLite fast path read on the loop, and a filter that makes
     # SQLite walk far for its rows (a rare kind) runs out of the inline budget and moves
     # to aiosqlite's thread.
-    rows = await transactions.index_rows(db, stmt, params)
+    rows = await reads.index_rows(db, stmt, params)
     events = [to_event(r) for r in rows]
     if len(events) > first:
         return events[:first], True

@@ -5,10 +5,11 @@ described by the docstring under it (pydantic reads them: RECORD_JSON). A new fi
 on those surfaces without touching them; GraphQL's types are the public contract, by hand.
 """
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from enum import StrEnum
-from typing import Generic, TypeVar
+from enum import Enum, EnumMeta, StrEnum
+from typing import Any, Generic, TypeVar, get_args, get_origin, get_type_hints
 
 from pydantic import ConfigDict, with_config
 from pydantic.alias_generators import to_camel
@@ -259,3 +260,52 @@ class CompactionRunRecord:
     problems: list[str]  # one line per skipped or failed bucket: "scope scopeRef: why"
     entries_created: list[str]
     summariser: str  # the model(s) that answered, or builtin-extractive-v1
+
+
+R = TypeVar("R")
+
+
+def field_names(cls: type[Any]) -> tuple[str, ...]:
+    """A record's field names in order: the columns a read of it selects (same names)."""
+    return tuple(f.name for f in fields(cls))
+
+
+def values_of(record: Any) -> dict[str, Any]:
+    """A record's fields as column values: enums as their values, every field by its name,
+    so a new field is written without touching the writer."""
+    return {n: _column_value(getattr(record, n)) for n in field_names(type(record))}
+
+
+def _column_value(value: Any) -> Any:
+    return value.value if isinstance(value, Enum) else value
+
+
+def row_reader(cls: type[R], columns: Sequence[str]) -> Callable[[Sequence[Any]], R]:
+    """The function that makes a `cls` from a row whose first columns are named `columns`:
+    each field from its column, an enum field through its enum, a list field as a list.
+
+    Generated once per record and column order, as dataclasses generate `__init__`: a page
+    makes 50 records, and a loop over the fields per row cost several times more."""
+    hints = get_type_hints(cls)
+    position = {name: i for i, name in enumerate(columns)}
+    env: dict[str, Any] = {"cls": cls}
+    args = []
+    for f in fields(cls):  # type: ignore[arg-type]
+        i = position[f.name]
+        kind = hints[f.name]
+        enum = next((t for t in (kind, *get_args(kind)) if isinstance(t, EnumMeta)), None)
+        if enum is not None:
+            members: list[Enum] = list(enum)
+            env[f"_{f.name}"] = {**{m.value: m for m in members}, **{m: m for m in members}}
+            nullable = type(None) in get_args(kind)
+            expr = f"_{f.name}[row[{i}]]"
+            args.append(f"None if row[{i}] is None else {expr}" if nullable else expr)
+        elif list in (get_origin(kind), *(get_origin(t) for t in get_args(kind))):
+            args.append(f"None if row[{i}] is None else list(row[{i}])")
+        else:
+            args.append(f"row[{i}]")
+    source = f"def read(row):\n    return cls({', '.join(args)})\n"
+    exec(source, env)  # the code made above, from the record's own fields
+    reader: Callable[[Sequence[Any]], R] = env["read"]
+    reader.__doc__ = f"A {cls.__name__} from a row of {', '.join(columns)}."
+    return reader

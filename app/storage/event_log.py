@@ -23,12 +23,9 @@ from app.storage.sqlite.fastpath import Rows, append_batch_on_thread
 from app.storage.sqlite.writer_lock import WriterLock
 from app.storage.types import sqlite_text
 
-# The columns of an event as the services read it (app.services.events.to_event's order).
-COLUMNS = [
-    ev.c.id, ev.c.scope, ev.c.scope_ref, ev.c.kind, ev.c.body, ev.c.source, ev.c.source_ref,
-    ev.c.occurred_at, ev.c.recorded_at, ev.c.compressed_at, ev.c.compressed_into,
-    ev.c.idempotency_key,
-]  # fmt: skip
+# The columns of an event as the services read it: every column but the table's own key
+# (app.services.events reads them by name into its record).
+COLUMNS = [c for c in ev.columns if c.name != "seq"]
 
 _R = TypeVar("_R")
 Req = TypeVar("Req")

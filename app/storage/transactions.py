@@ -1,7 +1,5 @@
 """Transactions, as storage opens them: a write (BEGIN IMMEDIATE on SQLite), a read of one
 snapshot, a lone statement without BEGIN, and the rows of one index-bounded statement; the
-reads of one statement the way each backend serves them best (an index-bounded read, a page
-of the entry search: with the SQLite fast path, both skip SQLAlchemy's execution layers);
 writers serialised on a key inside a write transaction (a transaction-scoped advisory lock
 on PostgreSQL, nothing on SQLite, where BEGIN IMMEDIATE already serialises every writer);
 and the large page cache a bulk write (an import, an erasure) takes while it runs."""
@@ -11,15 +9,13 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
-from sqlalchemy import Executable, Row, Select
+from sqlalchemy import Executable, Row
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.storage import postgres, tenants
-from app.storage.sqlite import fastpath
+from app.storage import postgres
 from app.storage.sqlite.engines import BEGIN_OPTION, NO_BEGIN
 from app.storage.sqlite.fastpath import INLINE_OPTION, OneHopDialect
-from app.storage.tenants import TenantDb
 
 # A bulk write's page cache, in KiB (SQLite). With the default 2 MiB, a write that touches
 # more of an index than that (an import's batch, an erasure's full-text merge) spills and
@@ -161,36 +157,3 @@ async def serialize(conn: AsyncConnection, *keys: str) -> None:
     """Until the transaction ends, no other writer holding any of `keys` runs (keys are
     scoped to the tenant; taken in a fixed order, so two writers never deadlock)."""
     await postgres.advisory_lock(conn, *keys)
-
-
-async def index_rows(
-    db: TenantDb, statement: Select[Any], values: Mapping[str, Any]
-) -> Sequence[Any]:
-    """The rows of ONE statement bounded by an index (a page of an index range, a
-    one-row table), `statement` built once and kept: on the event loop by the
-    InlineReader when it answers, else `read_rows`."""
-    reader = db.inline_reader()
-    rows = None if reader is None else reader.rows(statement, values)
-    if rows is None:
-        return await read_rows(db.engine, statement, values)
-    return rows
-
-
-async def search_rows(
-    db: TenantDb, statement: Select[Any], values: Mapping[str, Any], words: Sequence[str]
-) -> Sequence[Any]:
-    """The rows of an entry search's page (`statement` built once and kept, one statement:
-    it reads one snapshot on its own), `words` being the question's words."""
-    if db.fast_path:
-        return await fastpath.search_rows(
-            db.engine,
-            db.inline_reader(),
-            db.word_counts,
-            statement,
-            values,
-            words,
-            alone=tenants.leased() <= 1,  # no other request for the loop to get on with
-        )
-    async with read_statement(db.engine) as conn:
-        rows: Sequence[Any] = (await conn.execute(statement, dict(values))).all()
-        return rows

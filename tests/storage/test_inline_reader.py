@@ -14,7 +14,7 @@ from sqlalchemy import select
 from app.config import Settings
 from app.services import events
 from app.services.records import Event, EventFilter, EventIn, Scope
-from app.storage import transactions
+from app.storage import reads
 from app.storage.models import events_table
 from app.storage.sqlite.fastpath import compiled as engine_module
 from app.storage.sqlite.fastpath.inline_reader import InlineReader
@@ -118,19 +118,19 @@ async def test_what_the_reader_will_not_answer_goes_to_the_engine(
     reader = db.inline_reader()
     assert reader is not None
     fallbacks = 0
-    original = transactions.read_rows
+    original = reads.read_rows
 
     async def counting(*args: Any, **kwargs: Any) -> Any:
         nonlocal fallbacks
         fallbacks += 1
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(transactions, "read_rows", counting)
+    monkeypatch.setattr(reads, "read_rows", counting)
     # A busy machine's pace never runs out of this budget (only the case below should).
     monkeypatch.setattr(engine_module, "INLINE_BUDGET_S", 60.0)
     # A statement with an expanding IN list is not compiled for the reader.
     expanding = select(*events.COLUMNS).where(events_table.c.kind.in_(["decision"]))
-    rows = await transactions.index_rows(db, expanding, {})
+    rows = await reads.index_rows(db, expanding, {})
     assert {r[3] for r in rows} == {"decision"} and len(rows) == 20
     assert fallbacks == 1
     # A list bound as one parameter (app/storage/lists.py) is: the reader answers it.

@@ -1,5 +1,5 @@
-"""tests/support/postgres_server.py: a real PostgreSQL on 127.0.0.1, databases made and dropped on it,
-stopped by its PID. Without PostgreSQL's binaries these tests skip, unless
+"""tests/support/postgres_server.py: a real PostgreSQL on 127.0.0.1, databases made and
+dropped on it, stopped by its PID. Without PostgreSQL's binaries these tests skip, unless
 JET_REQUIRE_POSTGRES=1 (then they fail); `make postgres` installs Debian's postgresql-15."""
 
 import os

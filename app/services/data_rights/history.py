@@ -11,8 +11,18 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.errors import Conflict, InvalidInput, NotFound
 from app.services import cursors, validation
 from app.services.entry_rows import COLUMNS as ENTRY_COLUMNS
+from app.services.entry_rows import NAMES as ENTRY_NAMES
 from app.services.entry_rows import to_entry
-from app.services.records import Edge, Entry, EntrySource, EntryVersion, Page, Scope
+from app.services.records import (
+    Edge,
+    Entry,
+    EntrySource,
+    EntryVersion,
+    Page,
+    field_names,
+    row_reader,
+    values_of,
+)
 from app.storage.data_rights import entry_versions
 from app.storage.lists import storable
 from app.storage.models import entries_table as en
@@ -22,20 +32,9 @@ from app.storage.transactions import read_rows, write_transaction
 from app.storage.types import utcnow
 
 COMPACTOR = "compactor"  # changed_by of the compactor's own changes
-VERSION_COLUMNS = [
-    ve.c.entry_id, ve.c.version, ve.c.scope, ve.c.scope_ref, ve.c.title, ve.c.summary,
-    ve.c.tags, ve.c.importance, ve.c.source, ve.c.created_at, ve.c.updated_at, ve.c.change,
-    ve.c.changed_at, ve.c.changed_by,
-]  # fmt: skip
-
-
-def to_version(row: Any) -> EntryVersion:
-    return EntryVersion(
-        entry_id=row[0], version=row[1], scope=Scope(row[2]), scope_ref=row[3], title=row[4],
-        summary=row[5], tags=list(row[6]), importance=row[7], source=EntrySource(row[8]),
-        created_at=row[9], updated_at=row[10], change=row[11], changed_at=row[12],
-        changed_by=row[13],
-    )  # fmt: skip
+VERSION_NAMES = field_names(EntryVersion)
+VERSION_COLUMNS = [ve.c[name] for name in VERSION_NAMES]
+to_version = row_reader(EntryVersion, VERSION_NAMES)
 
 
 def check_actor(by: str) -> None:
@@ -49,24 +48,9 @@ async def record(
     conn: AsyncConnection, entry: Entry, *, change: str, by: str, at: datetime
 ) -> None:
     """Keep `entry` (as stored now) as an earlier version, inside the caller's transaction."""
-    await conn.execute(
-        insert(ve).values(
-            entry_id=entry.id,
-            version=entry.version,
-            scope=entry.scope.value,
-            scope_ref=entry.scope_ref,
-            title=entry.title,
-            summary=entry.summary,
-            tags=entry.tags,
-            importance=entry.importance,
-            source=entry.source.value,
-            created_at=entry.created_at,
-            updated_at=entry.updated_at,
-            change=change,
-            changed_at=at,
-            changed_by=by,
-        )  # fmt: skip
-    )
+    kept = values_of(entry)
+    kept["entry_id"] = kept.pop("id")
+    await conn.execute(insert(ve).values(**kept, change=change, changed_at=at, changed_by=by))
 
 
 async def keep_current(
@@ -76,7 +60,9 @@ async def keep_current(
     None: no such entry), locked for the caller's change: the read and the versions write
     of an update in one statement, so history costs it no extra round trip. The caller
     rolls back if it then refuses the change."""
-    return await entry_versions.copy_current(conn, entry_id, change=change, by=by, at=at)
+    return await entry_versions.copy_current(
+        conn, entry_id, ENTRY_NAMES, change=change, by=by, at=at
+    )
 
 
 async def versions(

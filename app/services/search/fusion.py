@@ -22,7 +22,7 @@ from app.services import cursors
 from app.services.records import Edge, Entry, EntryFilter, Page
 from app.services.search import analysis, vector_matrix
 from app.services.search.vector_matrix import ANY_REF, Matrices, Matrix, Where
-from app.storage import transactions
+from app.storage import reads
 from app.storage.lists import in_list
 from app.storage.models import entries_table as en
 from app.storage.search import fulltext, vectors
@@ -112,7 +112,7 @@ async def fused_page(
     assert flt.search is not None
     words = analysis.words(flt.search, "search")
     hwm, offset = cursors.decode_search("entries-search", after)
-    state = await transactions.index_rows(db, vectors.SEARCH_STATE, {})
+    state = await reads.index_rows(db, vectors.SEARCH_STATE, {})
     if not state or state[0][1]:  # the tenant's switch (or no such row: keywords)
         return None
     revision = int(state[0][0])
@@ -196,7 +196,7 @@ async def dense_ranking(
 
 async def current_matrix(db: TenantDb, sem: Semantic, model: str) -> Matrix:
     """The tenant's vectors by `model` now (the evaluation's entry point)."""
-    state = await transactions.index_rows(db, vectors.SEARCH_STATE, {})
+    state = await reads.index_rows(db, vectors.SEARCH_STATE, {})
     return await sem.matrices.get(db, model, int(state[0][0]))
 
 

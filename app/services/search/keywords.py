@@ -11,7 +11,7 @@ from app.services import cursors
 from app.services.entry_rows import COLUMNS, to_entry
 from app.services.records import Edge, Entry, EntryFilter, Page
 from app.services.search import analysis, fusion
-from app.storage import transactions
+from app.storage import reads
 from app.storage.lists import in_list
 from app.storage.models import entries_table as en
 from app.storage.search import fulltext
@@ -32,7 +32,7 @@ async def uncached_search(
         return fused
     target = fulltext.Target.of_engine(db.engine)
     stmt, values, hwm, offset, words = search_query(target, flt, first, after)
-    rows = await transactions.search_rows(db, stmt, values, words)
+    rows = await reads.search_rows(db, stmt, values, words)
     rank_at, hwm_at = _RANK_HWM_AT.get(stmt) or _rank_hwm_at(stmt)
     if rows and hwm is None:
         hwm = rows[0][hwm_at]  # the first page reads the high-water mark its cursors keep
@@ -49,7 +49,7 @@ async def keyword_ranking(
     target = fulltext.Target.of_engine(db.engine)
     cursor = cursors.encode("entries-search", [hwm, 0])
     stmt, values, _, _, words = search_query(target, flt, limit - 1, cursor, ranking=True)
-    return [(int(s), float(r)) for s, r in await transactions.search_rows(db, stmt, values, words)]
+    return [(int(s), float(r)) for s, r in await reads.search_rows(db, stmt, values, words)]
 
 
 # The search's statements, built once per shape (which filters are given; the first page or

@@ -47,9 +47,10 @@ from typing import Any, Protocol
 from sqlalchemy import select
 
 from app import metrics
+from app.services import entry_rows
 from app.services.records import Edge, Entry, EntryFilter, Page
 from app.services.search import analysis
-from app.storage import transactions
+from app.storage import reads
 from app.storage.models import entries_revision_table
 from app.storage.tenants import TenantDb
 
@@ -194,7 +195,7 @@ async def search_page(
 async def read_revision(db: TenantDb) -> int | None:
     """The tenant's entries revision now (None without its row): a one-row table, read
     as an index-bounded read (app/storage/transactions.py)."""
-    rows = await transactions.index_rows(db, REVISION, {})
+    rows = await reads.index_rows(db, REVISION, {})
     return int(rows[0][0]) if rows else None
 
 
@@ -211,11 +212,11 @@ def _freeze(page: Page[Entry]) -> _Frozen:
 
 
 def _fields(e: Entry) -> tuple[Any, ...]:
-    """An entry's fields in order, its tags as a tuple (see _thaw)."""
-    return (
-        e.id, e.scope, e.scope_ref, e.title, e.summary, tuple(e.tags), e.importance, e.source,
-        e.created_at, e.updated_at, e.version,
-    )  # fmt: skip
+    """An entry's fields in order (entry_rows.NAMES), lists as tuples: a kept page is never
+    changed by a caller of the cache (see _thaw)."""
+    return tuple(
+        tuple(v) if isinstance(v, list) else v for v in (getattr(e, n) for n in entry_rows.NAMES)
+    )
 
 
 def _thaw(frozen: _Frozen) -> Page[Entry]:
@@ -224,7 +225,7 @@ def _thaw(frozen: _Frozen) -> Page[Entry]:
         [
             Edge(
                 cursor,
-                Entry(*fields[:5] + (list(fields[5]),) + fields[6:]),
+                entry_rows.to_entry(fields),
                 score,
                 None if matched is None else list(matched),
                 similarity,
