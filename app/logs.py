@@ -65,7 +65,7 @@ class _TimeOncePerSecond(logging.Formatter):
 
     _second: tuple[int, str] = (-1, "")  # replaced whole: safe to read from any thread
 
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         if (
             datefmt is not None
             or self.converter is not time.localtime

@@ -66,7 +66,7 @@ from app.services import tenants as tenant_service
 from app.services.records import EntryFilter, EntryIn, EntrySource, Scope
 from app.services.search import analysis, keywords
 from app.storage import postgres
-from app.storage.search import fulltext
+from app.storage.search import fulltext, spec
 from bench import context as cb
 from bench import data as bench_data
 from bench.harness import (
@@ -724,12 +724,10 @@ class Bench:
                 async with c.tenants.lease(tenants[b].id) as db:
                     eng: AsyncEngine = db.engine
                     async with eng.connect() as conn:
-                        target = fulltext.Target.of(conn)
+                        target = spec.Target.of(conn)
                         for rep in range(2):
                             for tag, q, scope, ref in cases:
-                                s = fulltext.Search(
-                                    analysis.words(q, "q"), scope=scope, scope_ref=ref
-                                )
+                                s = spec.Search(analysis.words(q, "q"), scope=scope, scope_ref=ref)
                                 flt = EntryFilter(search=q, scope=Scope(scope), scope_ref=ref)
                                 stmt = keywords.search_statement(
                                     target.dialect, flt, s, cursor=False

@@ -27,7 +27,7 @@ from app.services.records import EntryFilter, Scope
 from app.services.search import analysis, keywords
 from app.storage import migrate
 from app.storage.control import api_keys_table, tenants_table
-from app.storage.search import fulltext
+from app.storage.search import fulltext, spec
 from app.storage.transactions import write_transaction
 from app.storage.types import utcnow
 from bench import context as cb  # its Markdown generator and its tenant
@@ -144,11 +144,9 @@ def fts_sql(
     first page, which reads the high-water mark itself; `first_page=False`: of a later
     page, under `hwm`), as SQL text with its values inline."""
     flt = EntryFilter(search=question, scope=Scope(scope), scope_ref=scope_ref)
-    query = fulltext.Search(
-        analysis.words(question, "filter.search"), scope=scope, scope_ref=scope_ref
-    )
+    query = spec.Search(analysis.words(question, "filter.search"), scope=scope, scope_ref=scope_ref)
     stmt = keywords.search_statement("sqlite", flt, query, cursor=not first_page)
-    values = fulltext.params(fulltext.Target("sqlite"), query)
+    values = fulltext.params(spec.Target("sqlite"), query)
     values.update(page_offset=0, page_limit=first + 1)
     if not first_page:
         values["hwm"] = hwm

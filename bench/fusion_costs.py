@@ -28,7 +28,7 @@ from app.services.records import EntryFilter, Scope
 from app.services.search import indexer, keywords
 from app.storage import reads
 from app.storage.models import entries_table as en
-from app.storage.search import fulltext
+from app.storage.search import spec
 from app.storage.transactions import write_transaction
 from app.storage.types import utcnow
 
@@ -77,7 +77,7 @@ async def _full_rows_ranking(
 ) -> list[tuple[int, float]]:
     """The keyword side as the fused search read it before: the best `limit` whole rows,
     each made an Entry, for their (seq, rank)."""
-    target = fulltext.Target.of_engine(db.engine)
+    target = spec.Target.of_engine(db.engine)
     cursor = cursors.encode("entries-search", [hwm, 0])
     stmt, values, _, _, words = keywords.search_query(target, flt, limit - 1, cursor)
     rows = await reads.search_rows(db, stmt, values, words)

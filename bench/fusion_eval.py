@@ -27,7 +27,7 @@ from app.services import entries, tenants
 from app.services.records import EntryFilter, EntryIn, Scope
 from app.services.search import fusion, indexer, keywords
 from app.storage.models import entries_table as en
-from app.storage.search import fulltext
+from app.storage.search import spec
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement
 from bench.context_eval import RECALL_AT, EvalSet, Question, read_set
@@ -76,7 +76,7 @@ async def rankings(
     hwm = 2**31 - 1
     keyword = await keywords.keyword_ranking(db, flt, hwm, DEPTH)
     aware, entity = await fusion.dense_ranking(db, sem, embedder, matrix, flt, hwm)
-    target = fulltext.Target.of_engine(db.engine)
+    target = spec.Target.of_engine(db.engine)
     plain = await fusion._dense(db, sem, embedder, matrix, fusion.where_of(flt, target), hwm,
                                 q.question)  # fmt: skip
     seqs = list(dict.fromkeys([s for s, _ in keyword] + [s for s, _ in aware]))

@@ -72,7 +72,7 @@ class _Summary:
             raise _OverLimit
 
 
-class _OverLimit(Exception):  # noqa: N818 - control flow, never seen outside this module
+class _OverLimit(Exception):
     pass
 
 

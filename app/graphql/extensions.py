@@ -63,7 +63,7 @@ def operation_of(execution_context: Any) -> tuple[str | None, str] | None:
     name: str | None = execution_context.operation_name
     try:
         return name, str(execution_context.operation_type.value)
-    except Exception:  # noqa: BLE001 - no such operation, or several without a name
+    except Exception:
         return name, "unknown"
 
 

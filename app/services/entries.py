@@ -36,7 +36,7 @@ from app.storage.lists import in_list, storable
 from app.storage.models import entries_table as en
 from app.storage.models import entry_sources_table as src
 from app.storage.models import events_table as ev
-from app.storage.search import fulltext
+from app.storage.search import fulltext, spec
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, read_statement, write_transaction
 from app.storage.types import utcnow
@@ -224,7 +224,7 @@ async def list_entries(
         if flt.tags:
             scope = None if flt.scope is None else flt.scope.value
             conds.append(
-                fulltext.entries_tagged(fulltext.Target.of(conn), flt.tags, scope, flt.scope_ref)
+                fulltext.entries_tagged(spec.Target.of(conn), flt.tags, scope, flt.scope_ref)
             )
         if flt.scope is not None:
             conds.append(en.c.scope == flt.scope.value)

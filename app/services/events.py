@@ -27,7 +27,7 @@ from app.storage import event_log, reads
 from app.storage.group_commit import GroupCommitter
 from app.storage.lists import in_list, storable
 from app.storage.models import events_table as ev
-from app.storage.search import fulltext
+from app.storage.search import fulltext, spec
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_rows, read_transaction
 from app.storage.types import utcnow
@@ -322,7 +322,7 @@ async def _search_events(
     conn: AsyncConnection, flt: EventFilter, conds: list[Any], *, first: int, after: str | None
 ) -> Page[Event]:
     assert flt.search is not None
-    query = fulltext.Search(
+    query = spec.Search(
         analysis.words(flt.search, "search"),
         scope=None if flt.scope is None else flt.scope.value,
         scope_ref=None if flt.scope is None else flt.scope_ref,
@@ -333,7 +333,7 @@ async def _search_events(
     if hwm is None:
         hwm = (await conn.execute(select(func.coalesce(func.max(ev.c.seq), 0)))).scalar_one()
     stmt = (
-        fulltext.matching(fulltext.Target.of(conn), ev, query, COLUMNS)
+        fulltext.matching(spec.Target.of(conn), ev, query, COLUMNS)
         .where(ev.c.seq <= hwm, *conds)
         .order_by(text("rank"), ev.c.seq)
         .offset(offset)

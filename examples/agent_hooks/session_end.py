@@ -13,7 +13,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from jet_hooks import HookError, call_tool, read_event, run, scope_for  # noqa: E402
+from jet_hooks import HookError, call_tool, read_event, run, scope_for
 
 MAX_PROMPTS = 8
 PROMPT_CHARS = 300

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from jet_hooks import call_tool, read_event, run, scope_for  # noqa: E402
+from jet_hooks import call_tool, read_event, run, scope_for
 
 
 def main() -> None:

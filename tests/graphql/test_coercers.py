@@ -157,11 +157,11 @@ def test_coercer_is_coerce_input_value(type_: Any) -> None:
         value = _value(rng, type_)
         try:
             expected: Any = ("value", coerce_input_value(value, type_))
-        except Exception as exc:  # noqa: BLE001 - compared
+        except Exception as exc:
             expected = ("raised", type(exc), str(exc))
         try:
             got: Any = ("value", coerce(value))
-        except Exception as exc:  # noqa: BLE001 - compared
+        except Exception as exc:
             got = ("raised", type(exc), str(exc))
         assert _same(got, expected), (type_, value)
         answered += got[0] == "value" and got[1] is not Undefined

@@ -99,7 +99,7 @@ async def _outcome(
             operation_name=name,
             allowed_operation_types=allowed,
         )
-    except Exception as exc:  # noqa: BLE001 - compared
+    except Exception as exc:
         outcome: dict[str, Any] = {
             "raised": (type(exc), str(exc), type(exc.__cause__), str(exc.__cause__))
         }

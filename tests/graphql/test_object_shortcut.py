@@ -647,7 +647,7 @@ async def test_an_operation_is_planned_at_its_second_execution(test_diff: Diff) 
 
 
 def test_plans_are_bounded_and_kept_with_their_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.graphql.fastpath import executor  # noqa: PLC0415
+    from app.graphql.fastpath import executor
 
     monkeypatch.setattr(executor, "PLAN_CACHE_SIZE", 3)
     monkeypatch.setattr(executor, "object_plans", {})

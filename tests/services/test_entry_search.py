@@ -22,7 +22,7 @@ from app.services.records import Edge, Entry, EntryFilter, EntrySource, Page, Sc
 from app.services.search import analysis, page_cache
 from app.storage import tenants, transactions
 from app.storage.models import entries_table as en
-from app.storage.search import fulltext
+from app.storage.search import fulltext, spec
 from app.storage.sqlite.fastpath import compiled as statement_module
 from app.storage.sqlite.fastpath import inline_reader as inline_module
 from app.storage.sqlite.fastpath import search as search_module
@@ -94,7 +94,7 @@ async def reference_search(
     if flt.scope is None and flt.scope_ref is not None:
         conds.append(en.c.scope_ref == flt.scope_ref)
     async with read_transaction(db.engine) as conn:
-        query = fulltext.Search(
+        query = spec.Search(
             analysis.words(flt.search, "filter.search"),
             scope=None if flt.scope is None else flt.scope.value,
             scope_ref=None if flt.scope is None else flt.scope_ref,
@@ -104,7 +104,7 @@ async def reference_search(
         if hwm is None:
             hwm = (await conn.execute(select(func.coalesce(func.max(en.c.seq), 0)))).scalar_one()
         stmt = (
-            fulltext.matching(fulltext.Target.of(conn), en, query, entry_rows.COLUMNS)
+            fulltext.matching(spec.Target.of(conn), en, query, entry_rows.COLUMNS)
             .where(en.c.seq <= hwm, *conds)
             .order_by(text("rank"), en.c.seq)
             .offset(offset)
@@ -364,9 +364,9 @@ async def test_the_loaders_best_entries_are_the_joined_searchs_first(
     order of the search joined to memory_entries, ordered and cut (ties on rank by seq)."""
     await fill(db)
     async with read_transaction(db.engine) as conn:
-        target = fulltext.Target.of(conn)
+        target = spec.Target.of(conn)
         for scopes in ANY_OF:
-            query = fulltext.Search(
+            query = spec.Search(
                 analysis.words(question, "query"), prefix=False,
                 any_of=[(s.value, r) for s, r in scopes],
             )  # fmt: skip

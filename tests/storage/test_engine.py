@@ -64,7 +64,7 @@ async def test_aiosqlite_private_execute_is_what_the_cursor_assumes(tmp_path: Pa
         with pytest.raises(sqlite3.OperationalError, match="no such table"):
             await conn._execute(fail, conn._conn)
     with pytest.raises(ValueError, match="no active connection"):
-        conn._conn  # noqa: B018 (the closed-connection error the cursor relies on)
+        _ = conn._conn  # the closed-connection error the cursor relies on
 
 
 async def test_one_thread_hop_per_statement(engine: AsyncEngine) -> None:

@@ -27,7 +27,7 @@ from app.services.records import (
 )
 from app.services.search import keywords, page_cache
 from app.storage import event_log
-from app.storage.search import fulltext
+from app.storage.search import spec
 from app.storage.sqlite.engines import sqlite_engine
 from app.storage.sqlite.fastpath import appends
 from app.storage.sqlite.fastpath import compiled as statement_module
@@ -117,7 +117,7 @@ def _statements() -> list[tuple[Select[Any], dict[str, Any]]]:
     ):
         for after in (None, "later"):
             stmt, values, _, _, _ = keywords.search_query(
-                fulltext.Target("sqlite"), flt, 7, None if after is None else _cursor()
+                spec.Target("sqlite"), flt, 7, None if after is None else _cursor()
             )
             out.append((stmt, values))
     return out

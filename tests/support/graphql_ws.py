@@ -29,7 +29,7 @@ async def served(app: ASGIApp) -> AsyncIterator[str]:
     for _ in range(WAIT_SECONDS * 100):  # server.started has no event to wait on
         if server.started or task.done():
             break
-        await asyncio.sleep(0.01)  # noqa: ASYNC110
+        await asyncio.sleep(0.01)
     assert server.started, "uvicorn did not start"
     try:
         yield f"http://127.0.0.1:{port}"

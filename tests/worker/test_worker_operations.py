@@ -100,5 +100,5 @@ async def test_readyz_checks_a_real_redis(
 class _FakeRedis:
     """What startup reads of arq's pool: only where it is, for the log line."""
 
-    class connection_pool:  # noqa: N801
+    class connection_pool:
         connection_kwargs = {"host": "127.0.0.1", "port": 6379, "db": 0}

@@ -18,7 +18,7 @@ from app.edge.rest.models import (
     QueryModel,
     ScopeIn,
     Whole,
-    _limit,
+    documented_limit,
 )
 from app.edge.rest.operations import Answer, operation
 from app.edge.rest.parsing import parse_body, parse_query, require_json
@@ -59,7 +59,7 @@ class EraseMemorySubjectInput(BodyModel):
     model_config = ConfigDict(json_schema_extra=SCOPE_RULE)
 
     scope: ScopeIn
-    scope_ref: str | None = _limit(
+    scope_ref: str | None = documented_limit(
         maxLength=limits.REF_MAX_CHARS, pattern=ONE_LINE_PATTERN,
         description="absent for institutional, required otherwise",
     )  # fmt: skip

@@ -141,7 +141,7 @@ def non_null(schema: dict[str, Any]) -> dict[str, Any]:
     return {**kept[0], **rest_of} if len(kept) == 1 else {**rest_of, "anyOf": kept}
 
 
-def _limit(**schema: Any) -> Any:
+def documented_limit(**schema: Any) -> Any:
     """Document a limit of app.services.limits in the schema; the service enforces it."""
     return Field(default=None, json_schema_extra=schema)
 
@@ -177,7 +177,7 @@ class AppendMemoryEventInput(BodyModel):
     model_config = ConfigDict(json_schema_extra=SCOPE_RULE)
 
     scope: ScopeIn
-    scope_ref: str | None = _limit(
+    scope_ref: str | None = documented_limit(
         maxLength=limits.REF_MAX_CHARS,
         pattern=ONE_LINE_PATTERN,
         description="entity_id / project_id / user_id depending on scope; "
@@ -191,12 +191,12 @@ class AppendMemoryEventInput(BodyModel):
         description=f"Markdown, at most {limits.EVENT_BODY_MAX_BYTES} bytes of UTF-8",
         json_schema_extra={"pattern": TEXT_PATTERN},
     )
-    source: str | None = _limit(
+    source: str | None = documented_limit(
         maxLength=limits.REF_MAX_CHARS,
         pattern=ONE_LINE_PATTERN,
         description="where it came from: inbox, webhook, ...",
     )
-    source_ref: str | None = _limit(
+    source_ref: str | None = documented_limit(
         maxLength=limits.REF_MAX_CHARS,
         pattern=ONE_LINE_PATTERN,
         description="id in the source system",
@@ -206,7 +206,7 @@ class AppendMemoryEventInput(BodyModel):
         description="ISO 8601 with a time zone; defaults to the time the server receives it; "
         f"at most {limits.FUTURE_SKEW_HOURS} hours in the future",
     )
-    idempotency_key: str | None = _limit(
+    idempotency_key: str | None = documented_limit(
         maxLength=limits.REF_MAX_CHARS,
         pattern=ONE_LINE_PATTERN,
         description="a retried append with the same key returns the original event; "
@@ -220,7 +220,9 @@ class CreateMemoryEntryInput(BodyModel):
     model_config = ConfigDict(json_schema_extra=SCOPE_RULE)
 
     scope: ScopeIn
-    scope_ref: str | None = _limit(maxLength=limits.REF_MAX_CHARS, pattern=ONE_LINE_PATTERN)
+    scope_ref: str | None = documented_limit(
+        maxLength=limits.REF_MAX_CHARS, pattern=ONE_LINE_PATTERN
+    )
     title: str = Field(
         description="one line",
         json_schema_extra={"maxLength": limits.TITLE_MAX_CHARS, "pattern": ONE_LINE_PATTERN},
@@ -229,8 +231,8 @@ class CreateMemoryEntryInput(BodyModel):
         description=f"Markdown, at most {limits.ENTRY_SUMMARY_MAX_BYTES} bytes of UTF-8",
         json_schema_extra={"pattern": TEXT_PATTERN},
     )
-    tags: list[str] | None = _limit(**TAGS, description="duplicates are dropped")
-    importance: Whole | None = _limit(
+    tags: list[str] | None = documented_limit(**TAGS, description="duplicates are dropped")
+    importance: Whole | None = documented_limit(
         minimum=1, maximum=5, description="1 to 5, retention priority; default 3"
     )
     source: CreatableSource | None = Field(
@@ -241,11 +243,11 @@ class CreateMemoryEntryInput(BodyModel):
 class UpdateMemoryEntryInput(BodyModel):
     """PATCH /memory/{id}: the fields given change; absent or null ones stay as they are."""
 
-    title: str | None = _limit(maxLength=limits.TITLE_MAX_CHARS, pattern=ONE_LINE_PATTERN)
-    summary: str | None = _limit(pattern=TEXT_PATTERN)
-    tags: list[str] | None = _limit(**TAGS)
-    importance: Whole | None = _limit(minimum=1, maximum=5)
-    expected_version: Whole | None = _limit(
+    title: str | None = documented_limit(maxLength=limits.TITLE_MAX_CHARS, pattern=ONE_LINE_PATTERN)
+    summary: str | None = documented_limit(pattern=TEXT_PATTERN)
+    tags: list[str] | None = documented_limit(**TAGS)
+    importance: Whole | None = documented_limit(minimum=1, maximum=5)
+    expected_version: Whole | None = documented_limit(
         minimum=1,
         description="the update only applies if the entry is still at this version "
         "(409 otherwise); the If-Match header does the same with 412",
@@ -292,12 +294,12 @@ class MemoryEntryQuery(QueryModel):
     scope: ScopeIn | None = None
     scope_ref: str | None = None
     tag: list[str] | None = Field(default=None, description="repeatable: all must match")
-    search: str | None = _limit(
+    search: str | None = documented_limit(
         maxLength=limits.SEARCH_MAX_CHARS,
         description="full-text search over title, summary and tags, ranked by relevance",
     )
-    min_importance: int | None = _limit(minimum=1, maximum=5)
-    min_score: float | None = _limit(
+    min_importance: int | None = documented_limit(minimum=1, maximum=5)
+    min_score: float | None = documented_limit(
         minimum=0,
         maximum=1,
         description="with search: only entries whose score is at least this; a page may "
@@ -325,7 +327,7 @@ class MemoryEventQuery(QueryModel):
     compressed: bool | None = Field(
         default=None, description="absent: all; false: only uncompressed; true: only compressed"
     )
-    search: str | None = _limit(
+    search: str | None = documented_limit(
         maxLength=limits.SEARCH_MAX_CHARS, description="full-text search over the body"
     )
     limit: int = Field(default=50, ge=1, json_schema_extra={"maximum": limits.PAGE_MAX})
@@ -348,8 +350,8 @@ class MemoryContextQuery(QueryModel):
     repeatable = frozenset[str]()
 
     scope: ScopeIn
-    scope_ref: str | None = _limit(maxLength=limits.REF_MAX_CHARS)
-    query: str | None = _limit(
+    scope_ref: str | None = documented_limit(maxLength=limits.REF_MAX_CHARS)
+    query: str | None = documented_limit(
         maxLength=limits.SEARCH_MAX_CHARS, description="rank entries by relevance to this"
     )
     max_tokens: int = Field(

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from app import ids
 from app.deps import Container
 from app.edge.rest.encoding import json_response
-from app.edge.rest.models import BodyModel, QueryModel, ScopeIn, _limit
+from app.edge.rest.models import BodyModel, QueryModel, ScopeIn, documented_limit
 from app.edge.rest.operations import Answer, operation
 from app.edge.rest.parsing import parse_body, parse_query, require_json
 from app.edge.rest.problems import LIST_NAMES, Where, service_errors
@@ -52,16 +52,16 @@ class CreateWebhookEndpointInput(BodyModel):
         default=None, description=f"change types to send ({_TYPES}); absent or empty: all"
     )
     scope: ScopeIn | None = None
-    scope_ref: str | None = _limit(maxLength=limits.REF_MAX_CHARS)
-    description: str | None = _limit(maxLength=webhooks.DESCRIPTION_MAX_CHARS)
+    scope_ref: str | None = documented_limit(maxLength=limits.REF_MAX_CHARS)
+    description: str | None = documented_limit(maxLength=webhooks.DESCRIPTION_MAX_CHARS)
 
 
 class UpdateWebhookEndpointInput(BodyModel):
     """Fields to change (PATCH /webhooks/{id}); `enabled: true` resumes where it stopped."""
 
-    url: str | None = _limit(maxLength=webhooks.URL_MAX_CHARS, minLength=1)
+    url: str | None = documented_limit(maxLength=webhooks.URL_MAX_CHARS, minLength=1)
     types: list[ChangeType] | None = None
-    description: str | None = _limit(maxLength=webhooks.DESCRIPTION_MAX_CHARS)
+    description: str | None = documented_limit(maxLength=webhooks.DESCRIPTION_MAX_CHARS)
     enabled: bool | None = None
 
 

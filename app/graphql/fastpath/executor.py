@@ -115,7 +115,7 @@ def field_plan(field_def: GraphQLField | None) -> Plan:
     return field_def.resolve, leaf, non_null
 
 
-class Fallback(Exception):  # noqa: N818 - not an error: "take graphql-core's path"
+class Fallback(Exception):
     """Something unusual: complete this object or list with graphql-core's own path."""
 
 
@@ -238,7 +238,7 @@ class Compiler:
         return name
 
     def build(self, name: str) -> Any:
-        exec("\n".join(self.lines), self.namespace)  # noqa: S102 - our own source
+        exec("\n".join(self.lines), self.namespace)
         return self.namespace[name]
 
     def leaf(self, v: str, non_null: bool, leaf: Any, indent: str) -> None:
@@ -441,7 +441,7 @@ class PlannedExecutionContext(StrawberryGraphQLCoreExecutionContext):
                     coerced = leaf.coerce_output_value(value)
                     if coerced is not None and coerced is not Undefined:
                         return coerced
-            except Exception:  # noqa: S110 - graphql-core's path below reports it
+            except Exception:
                 pass
         return super().execute_field(
             parent_type, source, field_details_list, path, position_context
@@ -463,7 +463,7 @@ class PlannedExecutionContext(StrawberryGraphQLCoreExecutionContext):
             if plan is not None:
                 try:
                     return plan(result, info)
-                except Exception:  # noqa: S110 - graphql-core's path below reports it
+                except Exception:
                     pass
         return super().complete_object_value(
             return_type, field_details_list, info, path, result, position_context
@@ -488,7 +488,7 @@ class PlannedExecutionContext(StrawberryGraphQLCoreExecutionContext):
             if plan is not None:
                 try:
                     return plan[2](result)
-                except Exception:  # noqa: S110 - graphql-core's path below reports it
+                except Exception:
                     pass
         return super().complete_list_value(
             return_type, field_details_list, info, path, result, position_context

@@ -68,7 +68,7 @@ def coercer(type_: Any, seen: tuple[Any, ...]) -> Callable[[Any], Any]:
                 return None
             try:
                 return coerce_leaf(value)
-            except Exception:  # noqa: BLE001 - graphql-core's: invalid
+            except Exception:
                 return Undefined
 
         return leaf
@@ -155,7 +155,7 @@ def input_depth(type_: Any, seen: tuple[Any, ...]) -> float:
 _enabled = True
 
 
-class _Unsupported(Exception):  # noqa: N818 - "leave this document to graphql-core's build"
+class _Unsupported(Exception):
     pass
 
 
@@ -216,7 +216,7 @@ class Prepared:
                 return None
             try:
                 coerced_value = coerce(value)
-            except Exception:  # noqa: BLE001 - graphql-core's path raises or reports it
+            except Exception:
                 return None
             if coerced_value is Undefined:
                 return None

@@ -36,7 +36,7 @@ _enabled = True
 Convert = Callable[[Any], Any] | None
 
 
-class _Unsupported(Exception):  # noqa: N818 - "leave this field to Strawberry's resolver"
+class _Unsupported(Exception):
     pass
 
 

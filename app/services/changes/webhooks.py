@@ -129,7 +129,7 @@ async def check_url(url: str, settings: Settings) -> None:
         raise InvalidInput(["url"], "url must not contain spaces or control characters")
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018  (raises on a bad port)
+        _ = parts.port  # raises ValueError on a bad port
     except ValueError:
         raise InvalidInput(["url"], "url is not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:

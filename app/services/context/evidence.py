@@ -20,7 +20,7 @@ from app.services.context import passages, scope_params, time_phrases
 from app.services.records import Scope
 from app.services.search import analysis
 from app.storage.models import events_table as ev
-from app.storage.search import fulltext
+from app.storage.search import fulltext, spec
 from app.storage.types import UTCDateTime
 from app.tokens import estimate_tokens
 
@@ -183,7 +183,7 @@ async def _indexed(
     WORD_MATCHES_MAX of them, and as many inside the question's window), scored as
     `_scanned` scores: never bm25 of the index, whose statistics cover the whole tenant
     and cost a walk of every row holding each word."""
-    target = fulltext.Target.of(conn)
+    target = spec.Target.of(conn)
     shape = scope_params.shape_of(scopes)
     bounded = from_seq is not None
     stmts = [_word_statement(target.dialect, shape, bounded, windowed=False)]
@@ -196,7 +196,7 @@ async def _indexed(
         words.setdefault(passages.stem(word), word)
     held: dict[int, tuple[Any, set[str]]] = {}
     for stem, word in words.items():
-        found = fulltext.Search([word], prefix=False, any_of=_in_scopes(scopes))
+        found = spec.Search([word], prefix=False, any_of=_in_scopes(scopes))
         values = fulltext.any_of_params(target, ev, found) | bounds
         for stmt in stmts:
             for r in await conn.execute(stmt, values):
@@ -218,7 +218,7 @@ def _word_statement(
         start = bindparam("start", type_=UTCDateTime)
         end = bindparam("end", type_=UTCDateTime)
         stmt = stmt.where(ev.c.occurred_at >= start, ev.c.occurred_at < end)
-    newest = fulltext.events_newest_first(fulltext.Target(dialect))
+    newest = fulltext.events_newest_first(spec.Target(dialect))
     return stmt.order_by(newest).limit(WORD_MATCHES_MAX)
 
 

@@ -30,7 +30,7 @@ from app.services.records import RECORD_JSON, Entry, Event, Scope
 from app.services.search import analysis, page_cache
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
-from app.storage.search import fulltext
+from app.storage.search import fulltext, spec
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction
 from app.storage.types import utcnow
@@ -131,14 +131,14 @@ async def candidates(
     """
     if query is None:
         return await _top_entries(conn, scopes, limit)
-    found = fulltext.Search(
+    found = spec.Search(
         analysis.words(query, "query"),
         # No prefix terms: stemming already joins word forms, and bm25 would count the
         # documents of every word a prefix expands to (docs/context.md, "Tuning").
         prefix=False,
         any_of=[(s.value, r) for s, r in scopes],
     )
-    target = fulltext.Target.of(conn)
+    target = spec.Target.of(conn)
     stmt = _matching_statement(target.dialect, scope_params.shape_of(scopes))
     page = {"page_offset": 0, "page_limit": max(POOL, limit)}
     values = fulltext.any_of_params(target, en, found) | page

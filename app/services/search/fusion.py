@@ -25,7 +25,7 @@ from app.services.search.vector_matrix import ANY_REF, Matrices, Matrix, Where
 from app.storage import reads
 from app.storage.lists import in_list
 from app.storage.models import entries_table as en
-from app.storage.search import fulltext, vectors
+from app.storage.search import fulltext, spec, vectors
 from app.storage.tenants import TenantDb
 from app.storage.transactions import read_statement
 
@@ -74,7 +74,7 @@ async def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
     return None if embedder is None else (sem, embedder)
 
 
-def where_of(flt: EntryFilter, target: fulltext.Target) -> Where:
+def where_of(flt: EntryFilter, target: spec.Target) -> Where:
     """The search's filters (list_entries' own) as a dense ranking's Where."""
     scopes: tuple[tuple[str | None, object], ...] = ()
     if flt.scope is not None or flt.scope_ref is not None:
@@ -187,7 +187,7 @@ async def dense_ranking(
     """The dense side of `flt`'s search: (seq, similarity) nearest first, and the search's
     words that are tags in its scope (left out of the embedded text)."""
     assert flt.search is not None
-    target = fulltext.Target.of_engine(db.engine)
+    target = spec.Target.of_engine(db.engine)
     words = analysis.words(flt.search, "search")
     entity = await _entity_tags(db, sem, matrix.revision, target, words, flt)
     text = _dense_text(flt.search, entity)
@@ -237,7 +237,7 @@ async def _carrying(
     db: TenantDb, entity: set[str], flt: EntryFilter, seqs: Sequence[int]
 ) -> set[int]:
     """Which of `seqs` carry one of the `entity` tags (read by the tag index, not the rows)."""
-    target = fulltext.Target.of_engine(db.engine)
+    target = spec.Target.of_engine(db.engine)
     scope = None if flt.scope is None else flt.scope.value
     tagged = or_(*(fulltext.entries_tagged(target, [t], scope, flt.scope_ref) for t in entity))
     async with read_statement(db.engine) as conn:
@@ -249,7 +249,7 @@ async def _entity_tags(
     db: TenantDb,
     sem: Semantic,
     revision: int,
-    target: fulltext.Target,
+    target: spec.Target,
     words: Sequence[str],
     flt: EntryFilter,
 ) -> set[str]:

@@ -14,7 +14,7 @@ from app.services.search import analysis, fusion
 from app.storage import reads
 from app.storage.lists import in_list
 from app.storage.models import entries_table as en
-from app.storage.search import fulltext
+from app.storage.search import fulltext, spec
 from app.storage.tenants import TenantDb
 
 
@@ -30,7 +30,7 @@ async def uncached_search(
     )  # fmt: skip
     if fused is not None:
         return fused
-    target = fulltext.Target.of_engine(db.engine)
+    target = spec.Target.of_engine(db.engine)
     stmt, values, hwm, offset, words = search_query(target, flt, first, after)
     rows = await reads.search_rows(db, stmt, values, words)
     rank_at, hwm_at = _RANK_HWM_AT.get(stmt) or _rank_hwm_at(stmt)
@@ -46,7 +46,7 @@ async def keyword_ranking(
 ) -> list[tuple[int, float]]:
     """The keyword ranking's best `limit` (seq, rank) at or below `hwm`, best first: what
     fusion ranks by, without the entries' rows (read for the page only)."""
-    target = fulltext.Target.of_engine(db.engine)
+    target = spec.Target.of_engine(db.engine)
     cursor = cursors.encode("entries-search", [hwm, 0])
     stmt, values, _, _, words = search_query(target, flt, limit - 1, cursor, ranking=True)
     return [(int(s), float(r)) for s, r in await reads.search_rows(db, stmt, values, words)]
@@ -64,12 +64,12 @@ _HWM = select(func.coalesce(func.max(_hw.c.seq), 0)).scalar_subquery().label("hw
 
 
 def search_statement(
-    dialect: str, flt: EntryFilter, query: fulltext.Search, *, cursor: bool, ranking: bool = False
+    dialect: str, flt: EntryFilter, query: spec.Search, *, cursor: bool, ranking: bool = False
 ) -> Select[Any]:
     """The statement of a page of `flt`'s search (`query`, as `_search` makes it from
     `flt`): a later page's (`cursor`) or the first's. Also the benchmarks' raw baseline
     (bench/data.py)."""
-    shape = fulltext.Shape.of(query)
+    shape = spec.Shape.of(query)
     key = (
         dialect, shape, cursor, flt.min_importance is not None and flt.min_importance > 1,
         bool(flt.sources), flt.scope is None and flt.scope_ref is not None, ranking,
@@ -96,7 +96,7 @@ def search_statement(
 
 
 def search_query(
-    target: fulltext.Target,
+    target: spec.Target,
     flt: EntryFilter,
     first: int,
     after: str | None,
@@ -106,7 +106,7 @@ def search_query(
     """The search statement of this page (`ranking`: its seq and rank only), its values,
     the cursor's hwm and offset, and the words searched for."""
     assert flt.search is not None
-    query = fulltext.Search(
+    query = spec.Search(
         analysis.words(flt.search, "search"),
         scope=None if flt.scope is None else flt.scope.value,
         scope_ref=None if flt.scope is None else flt.scope_ref,

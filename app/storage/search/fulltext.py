@@ -37,10 +37,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from app.storage.models import entries_table as en
 from app.storage.models import events_table as ev
 from app.storage.search import fulltext_postgres
-from app.storage.search.spec import MIN_PREFIX_LEN as MIN_PREFIX_LEN
-from app.storage.search.spec import Search as Search
-from app.storage.search.spec import Shape as Shape
-from app.storage.search.spec import Target as Target
+from app.storage.search.spec import MIN_PREFIX_LEN, Search, Shape, Target
 
 
 def matching(target: Target, table: Any, s: Search, columns: Sequence[Any]) -> Select[Any]:

@@ -8,10 +8,10 @@ Create Date: 2026-12-01 22:00:00.000000
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel  # noqa: F401  (autogenerate renders sqlmodel column types)
+import sqlmodel
 from alembic import op
 
-import app.storage.types  # noqa: F401  (autogenerate renders UTCDateTime)
+import app.storage.types
 
 revision: str = "0003"
 down_revision: str | None = "0002"

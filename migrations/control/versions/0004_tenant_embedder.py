@@ -8,7 +8,7 @@ Create Date: 2026-12-02 04:20:00.000000
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel  # noqa: F401  (autogenerate renders sqlmodel column types)
+import sqlmodel
 from alembic import op
 
 revision: str = "0004"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import app.storage.types  # noqa: F401  (autogenerate renders UTCDateTime)
+import app.storage.types
 
 revision: str = "0005"
 down_revision: str | None = "0004"
