@@ -89,6 +89,14 @@ class Settings(BaseSettings):
         "entries change, by any process; 0 disables the cache. Memory per page and the hit "
         "rate: docs/benchmarks.md, metric jet_entry_search_cache_lookups_total.",
     )
+    search_cache_mib: int = Field(
+        default=32,
+        ge=1,
+        description="Most memory (MiB, as the cache weighs what it holds) the search pages of "
+        "JET_SEARCH_CACHE_PAGES may take per API process, whichever bound is reached first: a "
+        "context loader's page grows with the tenant's entries (up to ~90 KiB), so pages alone "
+        'do not bound the memory (docs/benchmarks.md, "Memory under a soak").',
+    )
     group_commit_max_rows: int = Field(
         default=2000, ge=1, description="Most event rows one group commit writes."
     )

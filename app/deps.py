@@ -67,7 +67,9 @@ async def build(settings: Settings, *, templates: DatabaseTemplates | None = Non
         raise
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
-        shared[search_cache.KEY] = search_cache.SearchCache(settings.search_cache_pages)
+        shared[search_cache.KEY] = search_cache.SearchCache(
+            settings.search_cache_pages, max_bytes=settings.search_cache_mib << 20
+        )
     tenants = TenantDatabases(settings, shared=shared, templates=templates)
     embedders = None
     if settings.embedder != "none":
