@@ -97,6 +97,16 @@ class Settings(BaseSettings):
         "context loader's page grows with the tenant's entries (up to ~90 KiB), so pages alone "
         'do not bound the memory (docs/benchmarks.md, "Memory under a soak").',
     )
+    malloc_arenas: int = Field(
+        default=2,
+        ge=0,
+        le=64,
+        description="glibc malloc arenas an API process allocates from (its threads share "
+        "them), with blocks of 128 KiB or more mapped apart and given back when freed; set "
+        "at the process's start. 0: glibc's defaults (up to 8 arenas per core, each keeping "
+        "what its threads freed), under which RSS grew for hours under load "
+        '(docs/benchmarks.md, "Memory under a soak"). No effect without glibc.',
+    )
     group_commit_max_rows: int = Field(
         default=2000, ge=1, description="Most event rows one group commit writes."
     )
