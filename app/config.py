@@ -89,6 +89,24 @@ class Settings(BaseSettings):
         "entries change, by any process; 0 disables the cache. Memory per page and the hit "
         "rate: docs/benchmarks.md, metric jet_entry_search_cache_lookups_total.",
     )
+    search_cache_mib: int = Field(
+        default=32,
+        ge=1,
+        description="Most memory (MiB, as the cache weighs what it holds) the search pages of "
+        "JET_SEARCH_CACHE_PAGES may take per API process, whichever bound is reached first: a "
+        "context loader's page grows with the tenant's entries (up to ~90 KiB), so pages alone "
+        'do not bound the memory (docs/benchmarks.md, "Memory under a soak").',
+    )
+    malloc_arenas: int = Field(
+        default=2,
+        ge=0,
+        le=64,
+        description="glibc malloc arenas an API process allocates from (its threads share "
+        "them), with blocks of 128 KiB or more mapped apart and given back when freed; set "
+        "at the process's start. 0: glibc's defaults (up to 8 arenas per core, each keeping "
+        "what its threads freed), under which RSS grew for hours under load "
+        '(docs/benchmarks.md, "Memory under a soak"). No effect without glibc.',
+    )
     group_commit_max_rows: int = Field(
         default=2000, ge=1, description="Most event rows one group commit writes."
     )
@@ -296,6 +314,14 @@ class Settings(BaseSettings):
         description="Open websockets at /graphql per API process, whatever their key; one "
         "more is closed as it opens with 1013. Keep it under the process's file descriptor "
         "limit (`ulimit -n`).",
+    )
+    keep_alive_seconds: int = Field(
+        default=30,
+        gt=0,
+        le=3_600,
+        description="How long the API keeps an idle HTTP connection open for the client's "
+        "next request. Longer than the clients' own pools keep one (httpx and most others: "
+        "5 s), so a client never sends on a connection the server is closing as it arrives.",
     )
     websocket_idle_seconds: float = Field(
         default=60,

@@ -70,7 +70,9 @@ async def build(
         raise
     shared: dict[str, object] = {}
     if settings.search_cache_pages:
-        shared[page_cache.KEY] = page_cache.SearchCache(settings.search_cache_pages)
+        shared[page_cache.KEY] = page_cache.SearchCache(
+            settings.search_cache_pages, max_bytes=settings.search_cache_mib << 20
+        )
     tenants = TenantDatabases(settings, shared=shared, new_databases=new_databases)
     embedders = None
     if settings.embedder != "none":

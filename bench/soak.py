@@ -21,6 +21,12 @@ tenant's SQLite file directly:
 and prints throughput and latency (median, p95) per operation. Exit status 0 only when
 lost, duplicated and errors are all zero. Every loop is bounded by the deadline and the
 server is always stopped.
+
+It also samples the server's RSS every `--rss-every` seconds and draws it (a text chart,
+with the slope of each half of the run in MiB a minute): a soak is also where a leak shows.
+`--probe-every S` serves through bench/memory_probe.py, which writes what the process
+holds (heap, SQLite, caches' lengths; tracemalloc's growth with `--probe-frames N`) to
+`--probe-out`.
 """
 
 import argparse
@@ -36,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -45,7 +52,7 @@ from typing import Any
 import httpx
 
 JET = Path(sys.executable).parent / "jet-memory"
-STARTUP_SECONDS = 30.0
+STARTUP_SECONDS = 120.0  # the model loads in ~10 s: several times that on a busy machine
 REQUEST_TIMEOUT = 30.0
 
 GQL_APPEND = """mutation($input: AppendMemoryEventInput!) {
@@ -119,12 +126,25 @@ def make_tenant(env: dict[str, str], cwd: Path, name: str) -> Tenant:
     return Tenant(match.group(1), lines[-1].strip())
 
 
-def start_server(env: dict[str, str], cwd: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(
+    env: dict[str, str], cwd: Path, port: int, probe: list[str] | None = None
+) -> subprocess.Popen[bytes]:
+    """`jet-memory serve`, or with `probe` (memory_probe.py's options) the same command
+    through bench/memory_probe.py."""
     log = (cwd / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    serve = ["serve", "--host", "127.0.0.1", "--port", str(port)]
+    command = (
+        [str(JET), *serve]
+        if probe is None
+        else [
+            sys.executable,
+            str(Path(__file__).with_name("memory_probe.py")),
+            *probe,
+            "--",
+            *serve,
+        ]
+    )
+    proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + STARTUP_SECONDS
     while True:
         if proc.poll() is not None:
@@ -149,6 +169,77 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+class RssSampler(threading.Thread):
+    """The server's RSS every `every` seconds (from /proc), as (seconds, MiB) pairs."""
+
+    def __init__(self, pid: int, every: float) -> None:
+        super().__init__(daemon=True, name="rss")
+        self.pid, self.every = pid, every
+        self.samples: list[tuple[float, float]] = []
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        started = time.monotonic()
+        while True:
+            try:
+                with open(f"/proc/{self.pid}/status") as status:
+                    kib = next(int(ln.split()[1]) for ln in status if ln.startswith("VmRSS:"))
+            except (OSError, StopIteration):
+                return  # the server has gone
+            self.samples.append((round(time.monotonic() - started, 1), round(kib / 1024, 1)))
+            if self.stopped.wait(self.every):
+                return
+
+
+def slope(samples: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of (seconds, MiB) samples, in MiB a minute."""
+    if len(samples) < 2:
+        return None
+    return round(statistics.linear_regression(*zip(*samples, strict=True)).slope * 60, 3)
+
+
+def rss_summary(samples: list[tuple[float, float]]) -> dict[str, Any]:
+    if not samples:
+        return {"samples": []}
+    end = samples[-1][0]
+    first = [s for s in samples if s[0] <= end / 2]
+    second = [s for s in samples if s[0] >= end / 2]
+    return {
+        "samples": samples,
+        "first_mib": samples[0][1],
+        "last_mib": samples[-1][1],
+        "max_mib": max(mib for _, mib in samples),
+        "first_half_mib_per_min": slope(first),
+        "second_half_mib_per_min": slope(second),
+        "second_half_min_mib": min(mib for _, mib in second),
+        "second_half_max_mib": max(mib for _, mib in second),
+    }
+
+
+def rss_chart(samples: list[tuple[float, float]], width: int = 60, height: int = 12) -> str:
+    """A text chart of RSS against minutes: a trend is read from a drawing, not a table."""
+    if len(samples) < 2:
+        return ""
+    end = samples[-1][0] or 1.0
+    low = min(mib for _, mib in samples)
+    high = max(mib for _, mib in samples)
+    span = max(high - low, 1.0)
+    grid = [[" "] * width for _ in range(height)]
+    for seconds, mib in samples:
+        x = min(width - 1, int(seconds / end * (width - 1) + 0.5))
+        y = min(height - 1, int((mib - low) / span * (height - 1) + 0.5))
+        grid[height - 1 - y][x] = "*"
+    lines = []
+    for i, row in enumerate(grid):
+        label = high - i * span / (height - 1)
+        lines.append(f"{label:7.0f} |{''.join(row)}")
+    lines.append(f"{'MiB':>7} +{'-' * width}")
+    digits = 0 if end >= 600 else 1
+    ticks = f"0{end / 120:>{width // 2}.{digits}f}{end / 60:>{width - width // 2}.{digits}f}"
+    lines.append(f"{'':8}{ticks}  min")
+    return "\n".join(lines)
 
 
 # -------------------------------------------------------------------------- the load
@@ -435,6 +526,19 @@ def report(load: Load, elapsed: float, checks: list[dict[str, Any]]) -> dict[str
     }
 
 
+def print_rss(rss: dict[str, Any]) -> None:
+    samples = [tuple(s) for s in rss["samples"]]
+    if len(samples) < 2:
+        return
+    print(
+        f"\nserver RSS: {rss['first_mib']} MiB at start, {rss['last_mib']} at the end, "
+        f"{rss['max_mib']} at most; slope {rss['first_half_mib_per_min']} MiB/min over the "
+        f"first half, {rss['second_half_mib_per_min']} over the second (range "
+        f"{rss['second_half_min_mib']}-{rss['second_half_max_mib']} MiB)"
+    )
+    print(rss_chart(samples))
+
+
 def print_report(r: dict[str, Any]) -> None:
     print(f"\n{r['requests']} requests in {r['seconds']} s: {r['requests_per_s']} req/s; "
           f"{r['acked_appends']} appends acknowledged, {r['retries']} retried, "
@@ -449,6 +553,7 @@ def print_report(r: dict[str, Any]) -> None:
     print(f"LOST {r['lost']}  DUPLICATED {r['duplicated']}  ERRORS {r['errors']}")
     for e in r["error_sample"]:
         print("  error:", e)
+    print_rss(r["rss"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -459,26 +564,69 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--json", type=Path, help="also write the report here")
     p.add_argument("--keep", action="store_true", help="keep the data dir (path printed)")
+    p.add_argument("--rss-every", type=float, default=10.0, help="seconds between RSS samples")
+    p.add_argument(
+        "--probe-every",
+        type=float,
+        default=0.0,
+        help="serve through bench/memory_probe.py, probing every S seconds",
+    )
+    p.add_argument(
+        "--probe-frames",
+        type=int,
+        default=0,
+        help="tracemalloc frames for the probe (0: no tracing)",
+    )
+    p.add_argument("--probe-out", type=Path, help="the probe's files (default: in the data dir)")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable of the server (e.g. JET_SEARCH_CACHE_PAGES=0)",
+    )
     args = p.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="jet-soak-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")} | {
-        "JET_DATA_DIR": str(work / "data"),
-        "JET_LOG_LEVEL": "warning",
-    }
+    env = (
+        {k: v for k, v in os.environ.items() if not k.startswith("JET_")}
+        | {
+            "JET_DATA_DIR": str(work / "data"),
+            "JET_LOG_LEVEL": "warning",
+        }
+        | dict(kv.split("=", 1) for kv in args.env)
+    )
     tenants = [make_tenant(env, work, f"soak-{i}") for i in range(args.tenants)]
     port = free_port()
-    proc = start_server(env, work, port)
-    print(f"soak: serve pid {proc.pid} on 127.0.0.1:{port}, data {work / 'data'}, "
-          f"{args.tenants} tenants, {args.concurrency} clients, {args.seconds:g} s")  # fmt: skip
+    probe = None
+    if args.probe_every:
+        probe_out = (args.probe_out or work / "probe").resolve()
+        probe = [
+            "--out",
+            str(probe_out),
+            "--every",
+            str(args.probe_every),
+            "--frames",
+            str(args.probe_frames),
+        ]
+    proc = start_server(env, work, port, probe)
+    rss = RssSampler(proc.pid, args.rss_every)
+    rss.start()
+    print(
+        f"soak: serve pid {proc.pid} on 127.0.0.1:{port}, data {work / 'data'}, "
+        f"{args.tenants} tenants, {args.concurrency} clients, {args.seconds:g} s"
+        + (f", probe in {probe[1]}" if probe else "")
+    )
     try:
         load, elapsed = asyncio.run(run_load(f"http://127.0.0.1:{port}", tenants, args.seconds,
                                              args.concurrency, args.seed))  # fmt: skip
     finally:
+        rss.stopped.set()
         stop_server(proc)  # clean stop: checkpoints the WAL; the checks read the files
     tenants_dir = work / "data" / "tenants"
     checks = [check_tenant(tenants_dir / f"{t.id}.db", t) for t in tenants]
     result = report(load, elapsed, checks)
+    result["rss"] = rss_summary(rss.samples)
     print_report(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))

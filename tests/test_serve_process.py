@@ -18,6 +18,7 @@ from tests.support.servers import free_port, serving
 
 JET = Path(sys.executable).parent / "jet-memory"
 STARTUP_SECONDS = 120.0
+CLIENT_POOL_EXPIRY = httpx.Limits().keepalive_expiry or 5.0
 
 pytestmark = pytest.mark.slow
 
@@ -220,3 +221,21 @@ def test_a_websocket_message_over_the_body_limit_closes_the_socket_with_1009(
             assert json.loads(ws.recv(timeout=30)) == {"type": "connection_ack"}
     served = (tmp_path / "serve.log").read_text()
     assert "ERROR" not in served and "Traceback" not in served, served
+
+
+def test_an_idle_connection_outlives_the_clients_pool_expiry(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A client's pool keeps an idle connection for 5 s (httpx's default): the server keeps
+    it longer, so a request sent just as the client's pool still trusts it is answered, not
+    met by a closed socket (a transport error the client cannot tell from a lost write)."""
+    cli(env, tmp_path, "migrate")
+    request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with running_server(env, tmp_path) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(request)
+            assert s.recv(4096).startswith(b"HTTP/1.1 200")
+            time.sleep(CLIENT_POOL_EXPIRY + 1)  # idle past the client's pool
+            s.sendall(request)
+            assert s.recv(4096).startswith(b"HTTP/1.1 200")

@@ -25,7 +25,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Lifespan, Receive, Scope, Send
 
-from app import __version__, metrics
+from app import __version__, allocator, metrics
 from app.config import Settings
 from app.deps import Container, build
 from app.edge.answers import GRAPHQL_RESPONSE_ANSWERS
@@ -62,6 +62,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         owned = "c" not in holder
+        if owned:
+            # Before the process starts its threads (SQLite's, the thread pool's).
+            allocator.limit_arenas(settings.malloc_arenas)
         # Several API processes (serve --workers): a replaced worker's live gauges go.
         metrics.forget_dead_processes()
         if owned:

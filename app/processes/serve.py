@@ -94,4 +94,7 @@ def _uvicorn(settings: Settings, *, host: str, port: int, workers: int) -> None:
         # handles no signal while it waits): uvicorn's 5 s killed workers still starting
         # Python on a busy machine.
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+        # uvicorn's 5 s equals httpx's pool expiry: a request sent as the server closed the
+        # idle connection failed with a transport error (one in an hour of the soak).
+        timeout_keep_alive=settings.keep_alive_seconds,
     )

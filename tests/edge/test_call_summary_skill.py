@@ -125,7 +125,7 @@ class FakeGateway(BaseHTTPRequestHandler):
 
     seen: list[dict[str, Any]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         FakeGateway.seen.append({"path": self.path, "auth": self.headers["Authorization"], **body})
         data = json.dumps({"choices": [{"message": {"role": "assistant", "content": LLM_SUMMARY}}]})

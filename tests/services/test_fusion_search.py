@@ -370,3 +370,29 @@ async def test_meaning_keeps_to_the_searched_scope_and_filters(
     assert await _search(db, QUESTION, scope=Scope.PROJECT) == []
     assert "Money back" not in await _search(db, QUESTION, scope_ref="acme", min_importance=3)
     assert await _search(db, QUESTION, scope_ref="acme", tags=["nothing"]) == []
+
+
+async def test_tag_answers_are_kept_once_per_question(container: Container, db: TenantDb) -> None:
+    """Whether a search word is a tag in the searched scope is kept per question, the latest
+    answer only: writes moving the entries revision on replace the answers rather than add
+    to them (which once piled them up to TAG_ANSWERS_MAX under a steady write load), and a
+    tag a write adds is seen by the next search."""
+    for e in [*OTHERS, PARAPHRASE]:
+        await entries.create_entry(db, e)
+    await _embed_all(container, db)
+    sem = _semantic(container)
+    sem._tags.clear()
+    question = "refund finance"  # probed as refund, Refund, finance, Finance
+    await _search(db, question, scope=Scope.ENTITY, scope_ref="acme")
+    assert len(sem._tags) == 4
+    for i in range(5):
+        await entries.create_entry(db, EntryIn(Scope.ENTITY, "acme", f"Note {i}", "- lunch"))
+        await _search(db, question, scope=Scope.ENTITY, scope_ref="acme")
+    assert len(sem._tags) == 4
+    refund = (db.tenant_id, "entity", "acme", "refund")
+    assert sem._tags[refund][1] is False
+    await entries.create_entry(
+        db, EntryIn(Scope.ENTITY, "acme", "Refunds", "- finance approves", tags=["refund"])
+    )
+    await _search(db, question, scope=Scope.ENTITY, scope_ref="acme")
+    assert sem._tags[refund][1] is True and len(sem._tags) == 4

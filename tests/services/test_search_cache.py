@@ -1,12 +1,14 @@
 """The search page cache (app/services/search/page_cache.py) behind memoryEntries(search): a hit is
 the page a search would give; any write to the tenant's entries, by this process or any
-other, makes the next lookup search again; tenants never share a page; the bound holds;
+other, makes the next lookup search again; tenants never share a page; the bounds (pages,
+and bytes as measured) hold;
 JET_SEARCH_CACHE_PAGES=0 turns it off; a write racing a search never leaves a stale
 page to be served; and identical searches at once are searched once. On both backends."""
 
 import asyncio
 import contextlib
 import random
+import tracemalloc
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,6 +23,7 @@ from app.errors import NotFound
 from app.services import entries, events
 from app.services.compaction import compact_tenant
 from app.services.context import loader
+from app.services.context.ranking import Candidate
 from app.services.records import (
     Entry,
     EntryFilter,
@@ -242,6 +245,72 @@ async def test_the_bound_drops_the_least_recently_used_page(
     assert len(cache) == 2
 
 
+def context_value(first_seq: int, n: int) -> tuple[Candidate, ...]:
+    """What the context loader keeps for a question: n candidates of its own (no object
+    shared with another value, as candidates read from the database are)."""
+    at = datetime(2027, 1, 1, tzinfo=UTC)
+    return tuple(
+        Candidate(seq, 1 + seq % 5, at + timedelta(seconds=seq), seq / 1e6)
+        for seq in range(first_seq, first_seq + n)
+    )
+
+
+def test_the_cache_holds_at_most_its_bytes_measured() -> None:
+    """Values that grow with the tenant (the context loader's, up to KEEP_MAX candidates)
+    fill a cache bounded in pages alone with far more memory than its pages suggest; the
+    byte bound holds the memory itself, as tracemalloc measures it."""
+    budget = 1 << 20
+    cache = page_cache.SearchCache(100_000, max_bytes=budget)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(400):  # ~50 KiB each: ~20 MiB offered
+            cache.put_value(("context", "ten_a", i), 7, context_value(i * 300, 300))
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert cache.bytes <= budget
+    assert 10 <= len(cache) < 400
+    # The weights are not an underestimate: what the process holds is within the budget
+    # (plus the cache's own table).
+    assert held <= budget * 1.1
+    # The newest are kept, the oldest dropped.
+    assert cache.get_value(("context", "ten_a", 399), 7) is not None
+    assert cache.get_value(("context", "ten_a", 0), 7) is None
+
+
+async def test_the_byte_bound_drops_the_least_recently_used_page(
+    db: TenantDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await fill(db)
+    probe = page_cache.SearchCache(10)
+    monkeypatch.setattr(db, "shared", {page_cache.KEY: probe})
+    for text in ("budget", "roas", "launch"):
+        await search(db, text)
+    weights = sorted(w for _, _, w in probe._pages.values())
+    assert probe.bytes == sum(weights) and weights[0] > 0
+    # Room for the two smallest of the three pages, not for the three.
+    cache = page_cache.SearchCache(10, max_bytes=weights[0] + weights[1])
+    monkeypatch.setattr(db, "shared", {page_cache.KEY: cache})
+    evicted = sample("jet_entry_search_cache_evictions_total")
+    for text in ("budget", "roas", "launch"):
+        await search(db, text)
+    assert len(cache) <= 2 and cache.bytes <= cache.max_bytes
+    assert sample("jet_entry_search_cache_evictions_total") >= evicted + 1
+    before = lookups()
+    await search(db, "launch")  # the most recent is kept
+    assert counted_since(before) == {"hit": 1, "miss": 0, "stale": 0}
+    # A page bigger than the whole cache is not kept, and drops nothing.
+    tiny = page_cache.SearchCache(10, max_bytes=weights[0] - 1)
+    monkeypatch.setattr(db, "shared", {page_cache.KEY: tiny})
+    assert await search(db, "budget") == await search(db, "budget")
+    assert len(tiny) == 0 and tiny.bytes == 0
+    # Stale pages give their bytes back.
+    await fill(db, 1, seed=9)
+    await search(db, "launch")
+    assert cache.bytes == sum(w for _, _, w in cache._pages.values())
+
+
 async def test_0_pages_turns_the_cache_off(settings: Settings) -> None:
     container = await build(settings.model_copy(update={"search_cache_pages": 0}))
     try:
@@ -258,6 +327,10 @@ async def test_0_pages_turns_the_cache_off(settings: Settings) -> None:
         Settings(_env_file=None, search_cache_pages=-1)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="max_pages"):
         page_cache.SearchCache(0)
+    with pytest.raises(ValidationError, match="search_cache_mib"):
+        Settings(_env_file=None, search_cache_mib=0)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="max_bytes"):
+        page_cache.SearchCache(10, max_bytes=0)
 
 
 # ---------------------------------------------------------------------------- races
@@ -292,7 +365,7 @@ async def test_a_write_racing_the_search_never_leaves_a_stale_page(
     revision_read = await page_cache.read_revision(db)
     raced = await search(db, "walrus budget")
     assert (written[0].id in ids(raced)) is (when == "before the search")
-    [(stamp, _)] = the_cache(db)._pages.values()
+    [(stamp, _, _)] = the_cache(db)._pages.values()
     now = await page_cache.read_revision(db)
     before = lookups()
     for _ in range(2):

@@ -180,7 +180,7 @@ async def run(
                 "tenant database unavailable (%s), request %s", exc.reason, request_id,
                 extra={"request_id": request_id})  # fmt: skip
         return Answer([{"message": exc.message, "extensions": graphql_extensions(exc, request_id)}])
-    except Exception as exc:  # noqa: BLE001 - answered and logged, as TenantBound does
+    except Exception as exc:
         log.error("unhandled error (request %s)", request_id, exc_info=exc,
                   extra={"request_id": request_id})  # fmt: skip
         return Answer(_refusal("Internal server error", STATUS_CODES[500], request_id))

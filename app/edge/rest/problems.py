@@ -202,7 +202,7 @@ def _service_problem(
     return HttpProblem(status, errors)
 
 
-class service_errors:  # noqa: N801 (used as `with service_errors(...)`, like a function)
+class service_errors:
     """Answer a service's expected failure as problem+json naming the REST field.
 
     A class rather than a @contextmanager: entered on every write, and a generator-based

@@ -62,8 +62,10 @@ class Semantic:
     min_similarity: float = 0.15
     matrices: Matrices = field(default_factory=Matrices)
     queries: QueryVectors = field(default_factory=QueryVectors)
-    # (tenant, entries revision, scope, scopeRef, tag) -> whether an entry there carries it
-    _tags: "OrderedDict[tuple[Any, ...], bool]" = field(default_factory=OrderedDict)
+    # (tenant, scope, scopeRef, tag) -> (the entries revision it was read at, whether an
+    # entry there carries it): one answer per question, the latest, so answers of past
+    # revisions do not pile up to TAG_ANSWERS_MAX while writes move the revision on.
+    _tags: "OrderedDict[tuple[Any, ...], tuple[int, bool]]" = field(default_factory=OrderedDict)
 
 
 async def semantic_of(db: TenantDb) -> tuple[Semantic, Embedder] | None:
@@ -260,10 +262,10 @@ async def _entity_tags(
     tags = [t for w in words[:ENTITY_WORDS_MAX] for t in dict.fromkeys([w, w.capitalize()])]
     unknown = []
     for tag in tags:
-        known = sem._tags.get((db.tenant_id, revision, scope, flt.scope_ref, tag))
-        if known is None:
+        known = sem._tags.get((db.tenant_id, scope, flt.scope_ref, tag))
+        if known is None or known[0] != revision:
             unknown.append(tag)
-        elif known:
+        elif known[1]:
             found.add(tag)
     if unknown:
         async with read_statement(db.engine) as conn:
@@ -271,7 +273,9 @@ async def _entity_tags(
                 cond = fulltext.entries_tagged(target, [tag], scope, flt.scope_ref)
                 scoped = [cond] + ([en.c.scope == scope] if scope is not None else [])
                 hit = (await conn.execute(select(en.c.seq).where(*scoped).limit(1))).first()
-                sem._tags[(db.tenant_id, revision, scope, flt.scope_ref, tag)] = hit is not None
+                key = (db.tenant_id, scope, flt.scope_ref, tag)
+                sem._tags[key] = (revision, hit is not None)
+                sem._tags.move_to_end(key)
                 if hit is not None:
                     found.add(tag)
         while len(sem._tags) > TAG_ANSWERS_MAX:

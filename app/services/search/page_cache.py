@@ -40,8 +40,12 @@ searches again and the others wait for it.
 """
 
 import asyncio
+import dataclasses
+import enum
+import sys
 from collections import OrderedDict
 from collections.abc import Awaitable, Hashable
+from datetime import datetime
 from typing import Any, Protocol
 
 from sqlalchemy import select
@@ -78,7 +82,13 @@ class Search(Protocol):
 
 
 class SearchCache:
-    """At most `max_pages` search pages over all tenants, least recently used dropped first.
+    """At most `max_pages` search pages over all tenants, holding at most `max_bytes` (as
+    `weigh` counts them), least recently used dropped first.
+
+    Both bounds, because a page's size is not fixed: a context loader's candidates grow
+    with the tenant's entries (up to context.KEEP_MAX), so a bound in pages alone let the
+    cache's memory grow with the tenants for hours (docs/benchmarks.md, "Memory under a
+    soak").
 
     Written here over an OrderedDict (as the tenant LRU in app/storage/tenants.py) rather
     than taken from a library: cachetools is not a dependency of the project, and
@@ -86,12 +96,16 @@ class SearchCache:
     internal utility that lets its size run to 1.5x before pruning, where this bound is
     documented and exact."""
 
-    def __init__(self, max_pages: int) -> None:
+    def __init__(self, max_pages: int, *, max_bytes: int | None = None) -> None:
         if max_pages < 1:
             raise ValueError("max_pages must be at least 1 (0 means no cache: make none)")
+        if max_bytes is not None and max_bytes < 1:
+            raise ValueError("max_bytes must be at least 1 (None: pages alone bound the cache)")
         self.max_pages = max_pages
-        # key -> (revision, a page as _Frozen, or a value of put_value)
-        self._pages: OrderedDict[Hashable, tuple[int, Any]] = OrderedDict()
+        self.max_bytes = sys.maxsize if max_bytes is None else max_bytes
+        self.bytes = 0  # the sum of the kept values' weights
+        # key -> (revision, a page as _Frozen or a value of put_value, its weight)
+        self._pages: OrderedDict[Hashable, tuple[int, Any, int]] = OrderedDict()
         # (key, revision) -> set when the search running for it has ended, page or not.
         self.flights: dict[tuple[Hashable, int], asyncio.Event] = {}
 
@@ -124,11 +138,12 @@ class SearchCache:
             if count:
                 _MISS.inc()
             return None
-        stamp, value = found
+        stamp, value, weight = found
         if stamp != revision:
             if count:
                 _STALE.inc()
             del self._pages[key]  # never servable again: make room
+            self.bytes -= weight
             return None
         if count:
             _HIT.inc()
@@ -141,10 +156,18 @@ class SearchCache:
             # A search that started later stored this one meanwhile (revisions only grow
             # between two reads of one table); keep the page more likely to be served.
             return
-        self._pages[key] = (revision, value)
-        self._pages.move_to_end(key)
-        while len(self._pages) > self.max_pages:
-            self._pages.popitem(last=False)
+        if found is not None:
+            del self._pages[key]
+            self.bytes -= found[2]
+        weight = weigh(key) + weigh(value)
+        if weight > self.max_bytes:
+            # Bigger than the whole cache: not kept (searches waiting for it search again).
+            return
+        self._pages[key] = (revision, value, weight)
+        self.bytes += weight
+        while len(self._pages) > self.max_pages or self.bytes > self.max_bytes:
+            _, (_, _, dropped) = self._pages.popitem(last=False)
+            self.bytes -= dropped
             metrics.ENTRY_SEARCH_CACHE_EVICTIONS.inc()
 
 
@@ -197,6 +220,45 @@ async def read_revision(db: TenantDb) -> int | None:
     as an index-bounded read (app/storage/transactions.py)."""
     rows = await reads.index_rows(db, REVISION, {})
     return int(rows[0][0]) if rows else None
+
+
+def weigh(value: object) -> int:
+    """The bytes `value` holds: sys.getsizeof summed over it and, through tuples and slotted
+    dataclasses, what it holds; a tuple of records of one slotted dataclass (the context
+    loader's candidates: numbers and times, the same size each) is weighed by its first.
+    Enum members, None and booleans are the process's, not the value's; other objects
+    that may be shared (interned strings, small integers) are counted at each use, so the
+    figure errs on the side of less memory. Written here because the library that does
+    this (pympler's asizeof) is not a dependency, and walks far more than a cached value
+    holds."""
+    size = 0
+    todo = [value]
+    while todo:
+        obj = todo.pop()
+        kind = type(obj)
+        if kind in _LEAVES:
+            size += sys.getsizeof(obj)
+            continue
+        if obj is None or kind is bool or isinstance(obj, enum.Enum):
+            continue
+        size += sys.getsizeof(obj)
+        if kind is tuple:
+            items: Any = obj
+            first = type(items[0]) if items else None
+            if _is_record(first) and all(type(item) is first for item in items):
+                size += len(items) * weigh(items[0])
+            else:
+                todo.extend(items)
+        elif _is_record(kind):
+            todo.extend(getattr(obj, name) for name in vars(kind)["__slots__"])
+    return size
+
+
+_LEAVES = frozenset({str, int, float, datetime, bytes})
+
+
+def _is_record(kind: type | None) -> bool:
+    return dataclasses.is_dataclass(kind) and "__slots__" in vars(kind)
 
 
 def _freeze(page: Page[Entry]) -> _Frozen:
