@@ -1,19 +1,21 @@
-"""The HTTP edge: the Starlette app, its routes and its lifespan (which owns the Container).
+"""The HTTP edge: the Starlette app and its routes; its lifespan (app/edge/lifespan.py) owns the
+Container.
 
 Routes: /healthz (liveness), /readyz (readiness), /metrics (JET_METRICS_TOKEN when set),
 /openapi.json, /graphiql-assets and /console (no key: the console's own calls go to
 /graphql with the user's key); /graphql (the GraphiQL page
 without a key, every operation with one; its websocket: subscriptions); /mcp for agents
 (app/edge/mcp/); the REST routes under /memory and /webhooks (app/edge/rest/).
-Everything that touches memory goes through TenantBound. The app is stock Starlette, with
-HttpMetrics around every request (metered_starlette).
+Everything that touches memory goes through TenantBound, each route's middleware (the
+websocket checks the key of its own connection_init). The Container is the lifespan's state
+(app/edge/lifespan.py), read per request; an HttpProblem a REST handler raises is answered
+by the app's exception handler. The app is stock Starlette, with HttpMetrics around every
+request (metered_starlette).
 """
 
-import contextlib
-import gc
 import html
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,28 +25,24 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.types import Lifespan, Receive, Scope, Send
+from starlette.types import ASGIApp, ExceptionHandler, Lifespan, Receive, Scope, Send
 
-from app import __version__, allocator, metrics
+from app import __version__
 from app.config import Settings
-from app.deps import Container, build
-from app.edge.answers import GRAPHQL_RESPONSE_ANSWERS
+from app.deps import Container
 from app.edge.auth import TenantBound
 from app.edge.console.routes import console_routes
 from app.edge.graphql_http.fastpath import ShortPathGraphQLView
 from app.edge.graphql_http.graphiql import graphiql_html, graphiql_routes
-from app.edge.graphql_http.view import (
-    WANTS_KEY,
-    GraphQLView,
-    is_graphiql_page,
-    wants_graphql_response,
-)
+from app.edge.graphql_http.view import GraphQLView, is_graphiql_page
 from app.edge.graphql_http.websocket import SubscriptionView
+from app.edge.lifespan import CONTAINER, GivenState, lifespan
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.mcp.http import McpEndpoint
 from app.edge.observe import HttpMetrics, metrics_endpoint, readyz
 from app.edge.request_ids import current_request_id
 from app.edge.rest.openapi import openapi_route
+from app.edge.rest.problems import HttpProblem, problem_exception
 from app.edge.rest.routing import rest_routes
 from app.graphql.schema import schema_for
 from app.logs import request_id_var
@@ -53,41 +51,9 @@ log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, container: Container | None = None) -> Starlette:
-    """The ASGI app. Give a built `container` (tests) or `settings` (built in lifespan)."""
+    """The ASGI app. Give a built `container` (tests: its owner closes it, and each request
+    is given it also without a lifespan) or `settings` (the lifespan builds and closes one)."""
     settings = container.settings if container else settings or Settings()
-    holder: dict[str, Container] = {}
-    if container is not None:
-        holder["c"] = container
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        owned = "c" not in holder
-        if owned:
-            # Before the process starts its threads (SQLite's, the thread pool's).
-            allocator.limit_arenas(settings.malloc_arenas)
-        # Several API processes (serve --workers): a replaced worker's live gauges go.
-        metrics.forget_dead_processes()
-        if owned:
-            holder["c"] = await build(settings)
-        indexer = holder["c"].indexer() if owned else None
-        if indexer is not None:
-            indexer.start()  # embeds entries in the background, off every request
-        if owned:
-            # Everything alive now (modules, the schema, the container) lives as long as
-            # the server: out of the collector's sight, a full collection scans only what
-            # requests allocate (docs/benchmarks.md has the pauses this avoids).
-            gc.collect()
-            gc.freeze()
-        try:
-            yield
-        finally:
-            if indexer is not None:
-                await indexer.aclose()
-            if owned:
-                gc.unfreeze()
-                await holder.pop("c").aclose()
-            metrics.process_stopping()
-
     page = HTMLResponse(graphiql_html()) if settings.graphiql else None
     asset_routes: list[BaseRoute] = []
     if settings.graphiql:
@@ -105,65 +71,29 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     gql_schema = schema_for(
         introspection=settings.introspection, fast_path=settings.graphql_fast_path
     )
-
-    class GraphQLEndpoint:
-        """The GraphiQL page for a browser without a key; every operation via TenantBound."""
-
-        bound: TenantBound | None = None
-        # The same, answering its refusals in application/graphql-response+json.
-        bound_graphql_response: TenantBound | None = None
-        container: Container | None = None
-
-        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            if page is not None and is_graphiql_page(scope):
-                await page(scope, receive, send)
-                return
-            # The container exists once lifespan has started, and is a new one when the
-            # lifespan restarts (test clients do that): never serve a closed one.
-            c = holder["c"]
-            if self.bound is None or c is not self.container:
-                self.container = c
-                view = view_class(gql_schema, c)
-                # The body limit before the key (a 413 for a declared body over it, even
-                # without one), as when BodyLimit wrapped TenantBound here.
-                self.bound = TenantBound(view, c, limit=MAX_BODY_BYTES, limit_first=True)
-                self.bound_graphql_response = TenantBound(
-                    view, c, answers=GRAPHQL_RESPONSE_ANSWERS, limit=MAX_BODY_BYTES,
-                    limit_first=True,
-                )  # fmt: skip
-            # The Accept negotiation, noted for the view too (it reads it from the scope).
-            wants = scope[WANTS_KEY] = wants_graphql_response(_accept(scope))
-            bound = self.bound_graphql_response if wants else self.bound
-            assert bound is not None
-            await bound(scope, receive, send)
-
-    class SubscriptionEndpoint:
-        """The websocket at /graphql (app/edge/graphql_http/websocket.py), on the same schema
-        as HTTP (with the fast path on, its short cuts too)."""
-
-        view: SubscriptionView | None = None
-        container: Container | None = None
-
-        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            c = holder["c"]
-            if self.view is None or c is not self.container:
-                self.container = c
-                self.view = SubscriptionView(gql_schema, c)
-            await self.view(scope, receive, send)
+    # The body limit before the key (a 413 for a declared body over it, even without one).
+    graphql_middleware = [Middleware(TenantBound, limit=MAX_BODY_BYTES, limit_first=True)]
+    if page is not None:
+        graphql_middleware.insert(0, Middleware(GraphiQLPage, page=page))
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})
 
-    mcp_endpoint = McpEndpoint(lambda: holder["c"])
+    mcp_endpoint = McpEndpoint()
     # The router tries routes in order: the ones every request of a workload takes first.
     routes: list[BaseRoute] = [
-        Route("/graphql", GraphQLEndpoint(), methods=["GET", "POST"]),
-        *rest_routes(lambda: holder["c"]),
+        Route(
+            "/graphql",
+            view_class(gql_schema, settings),
+            methods=["GET", "POST"],
+            middleware=graphql_middleware,
+        ),
+        *rest_routes(),
         Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
         Route("/healthz", healthz, methods=["GET"]),
-        Route("/readyz", readyz(lambda: holder["c"]), methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.metrics_token), methods=["GET"]),
-        WebSocketRoute("/graphql", SubscriptionEndpoint()),
+        WebSocketRoute("/graphql", SubscriptionView(gql_schema, settings)),
         openapi_route(),
     ]
     if settings.graphiql:
@@ -171,8 +101,27 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     if settings.console:
         routes += console_routes(settings.assets_dir)
     return metered_starlette(
-        routes, mcp_endpoint.wrap(lifespan), cors_origins=settings.cors_origin_list
+        routes,
+        mcp_endpoint.wrap(lifespan(settings, container)),
+        cors_origins=settings.cors_origin_list,
+        state=None if container is None else {CONTAINER: container},
+        exception_handlers={HttpProblem: problem_exception},
     )
+
+
+class GraphiQLPage:
+    """ASGI middleware of /graphql: a browser's GET without a query gets the GraphiQL page,
+    without a key; every other request goes on to `app` (TenantBound, then the view)."""
+
+    def __init__(self, app: ASGIApp, page: Response) -> None:
+        self.app = app
+        self.page = page
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and is_graphiql_page(scope):
+            await self.page(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 # What a browser page on an allowed origin may send and read (JET_CORS_ORIGINS).
@@ -188,24 +137,21 @@ CORS_EXPOSED = [
 CORS_MAX_AGE_S = 600
 
 
-def _accept(scope: Scope) -> str:
-    """The request's first Accept header, as starlette's `Headers.get` reads it."""
-    for name, value in scope["headers"]:
-        if name == b"accept":
-            return str(value.decode("latin-1"))
-    return ""
-
-
 def metered_starlette(
     routes: Sequence[BaseRoute],
     lifespan: Lifespan[Any] | None = None,
     *,
     cors_origins: Sequence[str] = (),
+    state: Mapping[str, Any] | None = None,
+    exception_handlers: Mapping[Any, ExceptionHandler] | None = None,
 ) -> Starlette:
     """Stock Starlette (its router, its 404, 405 and 500) with HttpMetrics counting every
     request and the request id on Starlette's own answers; Starlette's CORSMiddleware
-    inside it when `cors_origins` lists any (so preflights are counted too)."""
+    inside it when `cors_origins` lists any (so preflights are counted too). With `state`,
+    each request's lifespan state holds it also when no lifespan runs (GivenState)."""
     middleware = [Middleware(HttpMetrics)]
+    if state is not None:
+        middleware.insert(0, Middleware(GivenState, state=state))
     if cors_origins:
         # No credentials: the API key travels in Authorization, never in a cookie.
         middleware.append(
@@ -222,7 +168,7 @@ def metered_starlette(
         routes=routes,
         middleware=middleware,
         lifespan=lifespan,
-        exception_handlers={HTTPException: http_exception},
+        exception_handlers={HTTPException: http_exception, **(exception_handlers or {})},
     )
 
 

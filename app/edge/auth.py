@@ -1,8 +1,10 @@
 """Where a request becomes a tenant: `Authorization: Bearer <key>` → the key's tenant.
 
-TenantBound wraps an ASGI app so that it only ever runs with a verified tenant's database
-leased in `scope["state"]["db"]`; a missing, unknown or revoked key is answered 401 here,
-before any GraphQL or REST work. The tenant is never read from the request body or query.
+TenantBound is the ASGI middleware of each surface's routes (app/edge/app.py: GraphQL's and
+MCP's route, the REST routes' mount) so that they only ever run with a verified tenant's
+database leased in `scope["state"]["db"]`; a missing, unknown or revoked key is answered 401
+here, before any GraphQL, REST or MCP work. The tenant is never read from the request body
+or query.
 """
 
 import logging
@@ -14,10 +16,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app import metrics
 from app.deps import Container
 from app.edge.answers import GRAPHQL_ANSWERS, ErrorAnswers
+from app.edge.lifespan import CONTAINER
 from app.edge.limits import BodyTooLarge, LimitedReceive, declared_over
 from app.edge.request_ids import bind_request_id, sane_request_id
 from app.edge.responses import CLIENT_CLOSED_REQUEST, UNANSWERED_STATUS, StatusNoted
 from app.logs import request_id_var, tenant_id_var
+from app.services.ratelimit import RateLimiter
 from app.storage.unavailable import TenantUnavailable
 
 log = logging.getLogger(__name__)
@@ -67,7 +71,8 @@ def noting_sender(send: Send, request_id: str) -> StatusNoted:
 
 
 class TenantBound:
-    """ASGI wrapper that gives `app` a verified tenant's database. Its steps, in order:
+    """ASGI middleware that gives `app` a verified tenant's database, with the Container of
+    the lifespan state (`scope["state"]["container"]`). Its steps, in order:
 
     1. request id: bound to the request (scope state, log context, the answer's header);
     2. body limit, with `limit` (app/edge/limits.py): a streamed body is counted as it is
@@ -88,14 +93,12 @@ class TenantBound:
     def __init__(
         self,
         app: ASGIApp,
-        container: Container,
         *,
         answers: ErrorAnswers = GRAPHQL_ANSWERS,
         limit: int | None = None,
         limit_first: bool = False,
     ) -> None:
         self.app = app
-        self.container = container
         self.answers = answers
         self.limit = limit
         # The limit a declared Content-Length is held to before / after the key is read.
@@ -122,8 +125,9 @@ class TenantBound:
                 await self.answers.too_large(scope, sender, limit)
                 return
             # 3. API key -> tenant
+            container: Container = scope["state"][CONTAINER]
             token = _bearer(authorization)
-            auth = self.container.auth
+            auth = container.auth
             # A key verified within the cache's ttl costs no coroutine (tenant_for's own
             # first step); anything else is verified by tenant_for.
             tenant_id = (
@@ -131,17 +135,17 @@ class TenantBound:
             )
             if token is None or tenant_id is None:
                 await self.answers.unauthorized(
-                    sender, MISSING_KEY if token is None else UNKNOWN_KEY, request_id
+                    scope, sender, MISSING_KEY if token is None else UNKNOWN_KEY, request_id
                 )
                 return
             scope["state"]["tenant_id"] = tenant_id
             tenant_id_var.set(tenant_id)
             # 4. rate limit
-            limiter = self.container.limiter
+            limiter = container.limiter
             if limiter.enabled:
                 wait = limiter.acquire(token)
                 if wait > 0:
-                    await self._too_many(scope, sender, wait, request_id)
+                    await self._too_many(scope, sender, limiter, wait, request_id)
                     return
             # 2'. body limit, once the key is known (REST's order)
             limit = self.limit_after_key
@@ -149,7 +153,7 @@ class TenantBound:
                 await self.answers.too_large(scope, sender, limit)
                 return
             # 5. lease
-            async with self.container.tenants.lease(tenant_id) as db:
+            async with container.tenants.lease(tenant_id) as db:
                 scope["state"]["db"] = db
                 await self.app(scope, receive, sender)
         except Exception as exc:  # 6. error answers
@@ -159,12 +163,13 @@ class TenantBound:
             tenant_id_var.reset(tenant_token)
             request_id_var.reset(request_token)
 
-    async def _too_many(self, scope: Scope, send: Send, wait: float, request_id: str) -> None:
+    async def _too_many(
+        self, scope: Scope, send: Send, limit: RateLimiter, wait: float, request_id: str
+    ) -> None:
         metrics.RATE_LIMITED.labels(surface=scope.get("path", "").split("/")[1]).inc()
-        limit = self.container.limiter
         message = (f"rate limit of {limit.rate:g} requests per second (burst "
                    f"{limit.burst}) for this API key exceeded; retry later")  # fmt: skip
-        await self.answers.too_many(_with_retry_after(send, wait), message, request_id)
+        await self.answers.too_many(scope, _with_retry_after(send, wait), message, request_id)
 
     async def _answer_failure(
         self,
@@ -192,7 +197,7 @@ class TenantBound:
                     extra={"request_id": request_id})  # fmt: skip
             if sender.started:
                 return False
-            await self.answers.unavailable(sender, exc, request_id)
+            await self.answers.unavailable(scope, sender, exc, request_id)
             return True
         # Anything else (a tenant database that cannot open, a bug) is logged with the
         # request id and answered as JSON, never as a bare 500 page.
@@ -200,7 +205,7 @@ class TenantBound:
                   extra={"request_id": request_id})  # fmt: skip
         if sender.started:
             return False
-        await self.answers.internal_error(sender, "Internal server error", request_id)
+        await self.answers.internal_error(scope, sender, "Internal server error", request_id)
         return True
 
 

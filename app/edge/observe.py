@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app import metrics
 from app.deps import Container
 from app.edge.auth import bearer_token
+from app.edge.lifespan import container_of
 from app.edge.responses import CLIENT_CLOSED_REQUEST, StatusNoted, unanswered_status
 
 log = logging.getLogger(__name__)
@@ -56,27 +57,23 @@ async def _check_redis(url: str) -> None:
         await client.aclose()
 
 
-def readyz(get_container: Callable[[], Container]) -> Callable[[Request], Awaitable[Response]]:
+async def readyz(request: Request) -> Response:
     """200 when the control database (and Redis, when JET_REDIS_URL is set) answers."""
-
-    async def endpoint(_: Request) -> Response:
-        container = get_container()
-        checks: dict[str, Awaitable[None]] = {"control_db": _check_control(container)}
-        if container.settings.redis_url:
-            checks["redis"] = _check_redis(container.settings.redis_url)
-        results: dict[str, str] = {}
-        for name, check in checks.items():
-            try:
-                await asyncio.wait_for(check, READY_TIMEOUT_S)
-                results[name] = "ok"
-            except Exception as exc:  # what failed is the answer; the URL is never in it
-                log.warning("readiness check %s failed: %s", name, type(exc).__name__)
-                results[name] = f"failed: {type(exc).__name__}"
-        ready = all(v == "ok" for v in results.values())
-        body = {"status": "ready" if ready else "not ready", "checks": results}
-        return JSONResponse(body, status_code=200 if ready else 503)
-
-    return endpoint
+    container = container_of(request.scope)
+    checks: dict[str, Awaitable[None]] = {"control_db": _check_control(container)}
+    if container.settings.redis_url:
+        checks["redis"] = _check_redis(container.settings.redis_url)
+    results: dict[str, str] = {}
+    for name, check in checks.items():
+        try:
+            await asyncio.wait_for(check, READY_TIMEOUT_S)
+            results[name] = "ok"
+        except Exception as exc:  # what failed is the answer; the URL is never in it
+            log.warning("readiness check %s failed: %s", name, type(exc).__name__)
+            results[name] = f"failed: {type(exc).__name__}"
+    ready = all(v == "ok" for v in results.values())
+    body = {"status": "ready" if ready else "not ready", "checks": results}
+    return JSONResponse(body, status_code=200 if ready else 503)
 
 
 # ---------------------------------------------------------------------------- /metrics

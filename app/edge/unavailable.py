@@ -9,12 +9,12 @@ that tenant is affected: other tenants' databases are other files.
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from starlette.types import Send
+from starlette.types import Scope, Send
 
 from app.storage.unavailable import TenantUnavailable
 
-# (send, the error, request id): one per surface, like auth.ErrorWriter.
-UnavailableWriter = Callable[[Send, TenantUnavailable, str], Awaitable[None]]
+# (scope, send, the error, request id): one per surface, like answers.ErrorWriter.
+UnavailableWriter = Callable[[Scope, Send, TenantUnavailable, str], Awaitable[None]]
 
 
 def retry_after_headers(exc: TenantUnavailable) -> dict[str, str]:

@@ -103,7 +103,7 @@ def _random_json(rng: random.Random, depth: int = 0) -> Any:
 
 
 async def test_decode_json_is_json_loads(container: Container) -> None:
-    view = GraphQLView(schema, container)
+    view = GraphQLView(schema, container.settings)
     rng = random.Random(7)
     bodies = list(TRICKY)
     for _ in range(3000):

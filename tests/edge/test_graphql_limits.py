@@ -9,7 +9,8 @@ from starlette.requests import Request
 from strawberry.asgi import GraphQL
 
 from app.deps import Container
-from app.edge.graphql_http.view import JSON, GraphQLView, wants_graphql_response
+from app.edge.answers import JSON, wants_graphql_response
+from app.edge.graphql_http.view import GraphQLView
 from app.graphql.schema import schema
 from app.services import limits
 from tests.conftest import TenantFixture
@@ -176,7 +177,7 @@ def test_cached_accept_negotiation_keeps_each_headers_answer() -> None:
 
 
 async def test_sub_response_is_strawberrys(container: Container) -> None:
-    view = GraphQLView(schema, container)
+    view = GraphQLView(schema, container.settings)
     request = Request({"type": "http", "method": "POST", "headers": [], "path": "/graphql"})
     ours = await view.get_sub_response(request)
     theirs = await GraphQL.get_sub_response(view, request)

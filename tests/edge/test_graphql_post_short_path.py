@@ -15,15 +15,11 @@ from starlette.responses import Response
 from strawberry.http.async_base_view import AsyncBaseHTTPView
 
 from app.deps import Container
+from app.edge.answers import GRAPHQL_RESPONSE, JSON, WANTS_KEY, wants_graphql_response
 from app.edge.graphql_http import fastpath
 from app.edge.graphql_http.fastpath import ShortPathGraphQLView
-from app.edge.graphql_http.view import (
-    GRAPHQL_RESPONSE,
-    JSON,
-    WANTS_KEY,
-    GraphQLView,
-    wants_graphql_response,
-)
+from app.edge.graphql_http.view import GraphQLView
+from app.edge.lifespan import CONTAINER
 from app.graphql.schema import build_schema
 from tests.conftest import make_tenant
 
@@ -43,8 +39,10 @@ def _vars(response: Response) -> dict[str, Any]:
 @pytest.mark.parametrize("accept", [b"", b"application/json", GRAPHQL_RESPONSE.encode()])
 async def test_sub_response_is_the_stock_views(container: Container, accept: bytes) -> None:
     headers = [(b"accept", accept)] if accept else []
-    ours = await ShortPathGraphQLView(SCHEMA, container).get_sub_response(_request(headers))
-    theirs = await GraphQLView(SCHEMA, container).get_sub_response(_request(headers))
+    ours = await ShortPathGraphQLView(SCHEMA, container.settings).get_sub_response(
+        _request(headers)
+    )
+    theirs = await GraphQLView(SCHEMA, container.settings).get_sub_response(_request(headers))
     assert type(ours) is type(theirs)
     assert _vars(ours) == _vars(theirs)
     ours.headers["x-set"] = "by a resolver"  # still a working Response
@@ -79,7 +77,10 @@ DATA: list[Any] = [
 async def test_response_is_the_stock_views(
     container: Container, media: str, status: int | None, background: bool, data: Any
 ) -> None:
-    views = (ShortPathGraphQLView(SCHEMA, container), GraphQLView(SCHEMA, container))
+    views = (
+        ShortPathGraphQLView(SCHEMA, container.settings),
+        GraphQLView(SCHEMA, container.settings),
+    )
     subs = []
     for view in views:
         sub = await view.get_sub_response(_request([]))
@@ -97,7 +98,7 @@ async def test_response_is_the_stock_views(
 
 
 async def test_a_sub_response_with_headers_takes_the_stock_path(container: Container) -> None:
-    view = ShortPathGraphQLView(SCHEMA, container)
+    view = ShortPathGraphQLView(SCHEMA, container.settings)
     sub = await view.get_sub_response(_request([]))
     sub.headers["content-type"] = "text/plain"
     sub.headers.append("set-cookie", "a=b")
@@ -234,7 +235,7 @@ REQUESTS: list[tuple[str, list[tuple[bytes, bytes]], bytes, bool]] = [
 _ID = re.compile(rb"\b[a-z]{3}_[0-9a-z]{26}\b")
 
 
-async def _answers(view: GraphQLView, db: Any) -> list[Any]:
+async def _answers(view: GraphQLView, db: Any, container: Container) -> list[Any]:
     ids: dict[bytes, bytes] = {}
     answers = []
     for method, headers, body, _ in REQUESTS:
@@ -253,7 +254,8 @@ async def _answers(view: GraphQLView, db: Any) -> list[Any]:
         query = b"query=" + body if method == "GET" and body else b""
         scope = {
             "type": "http", "method": method, "path": "/graphql", "headers": headers,
-            "query_string": query, "state": {"db": db, "request_id": "rid"},
+            "query_string": query,
+            "state": {"db": db, "request_id": "rid", CONTAINER: container},
         }  # fmt: skip
         try:
             await view(scope, receive, send)
@@ -282,7 +284,7 @@ async def test_short_path_answers_as_the_stock_view(
         tenant = await make_tenant(container, view_class.__name__)
         async with container.tenants.lease(tenant.id) as db:
             runs.clear()
-            answers.append(await _answers(view_class(SCHEMA, container), db))
+            answers.append(await _answers(view_class(SCHEMA, container.settings), db, container))
             taken.append(len(runs))
     for n, (ours, theirs) in enumerate(zip(*answers, strict=True)):
         assert ours == theirs, (n, REQUESTS[n][2][:60])

@@ -24,10 +24,18 @@ from app.edge import request_ids
 from app.edge.answers import GRAPHQL_ANSWERS
 from app.edge.app import create_app
 from app.edge.auth import TenantBound
+from app.edge.lifespan import CONTAINER, GivenState
 from app.edge.limits import MAX_BODY_BYTES
 from app.logs import request_id_var, tenant_id_var
 from app.services import tenants
 from tests.conftest import TenantFixture, sample
+
+
+def bound(app: Callable[[Scope, Receive, Send], Awaitable[None]], container: Container,
+          **options: Any) -> GivenState:  # fmt: skip
+    """TenantBound around `app`, each request given `container` as the lifespan would."""
+    return GivenState(TenantBound(app, **options), {CONTAINER: container})
+
 
 LIMIT = MAX_BODY_BYTES
 JSON = [(b"content-type", b"application/json")]
@@ -207,7 +215,7 @@ async def test_a_body_over_the_limit_after_the_response_started_keeps_that_respo
             pass
         await send({"type": "http.response.body", "body": b"done"})
 
-    app = TenantBound(answers_then_reads, container, limit=10, limit_first=limit_first)
+    app = bound(answers_then_reads, container, limit=10, limit_first=limit_first)
     r = await exchange(app, "/x", auth(tenant), [b"12345678", b"9012"])
     assert r.escaped is None and r.status == 202
     assert [m["type"] for m in r.messages] == ["http.response.start"]  # nothing after it
@@ -231,7 +239,7 @@ async def test_the_413_of_a_streamed_body_is_sent_within_the_request(
             pass
         await JSONResponse({})(scope, receive, send)
 
-    app = TenantBound(
+    app = bound(
         reads, container, answers=replace(GRAPHQL_ANSWERS, too_large=too_large), limit=10,
         limit_first=limit_first,
     )  # fmt: skip
@@ -285,10 +293,10 @@ async def test_the_request_id_is_added_once_and_an_apps_own_is_kept(
     async def starlette(scope: Scope, receive: Receive, send: Send) -> None:
         await response(scope, receive, send)
 
-    r = await exchange(TenantBound(own_id, container), "/x", auth(tenant), [])
+    r = await exchange(bound(own_id, container), "/x", auth(tenant), [])
     assert r.headers == [(b"x-request-id", b"the-apps"), (b"content-length", b"0")]
     headers = [*auth(tenant), (b"x-request-id", b"t-5")]
-    r = await exchange(TenantBound(starlette, container), "/x", headers, [])
+    r = await exchange(bound(starlette, container), "/x", headers, [])
     assert r.headers == [*response.raw_headers, (b"x-request-id", b"t-5")]
     assert b"x-request-id" not in dict(response.raw_headers)  # the response's own list kept
 
@@ -325,11 +333,13 @@ async def test_an_error_after_the_response_started_escapes_logged_and_contexts_r
     headers = [*auth(tenant), (b"x-request-id", b"t-7")]
     with caplog.at_level(logging.ERROR, logger="app.edge.auth"):
         late = await exchange(
-            TenantBound(fails_late, container, limit=10, limit_first=limit_first), "/x",
+            bound(
+fails_late, container, limit=10, limit_first=limit_first), "/x",
             headers, [],
         )  # fmt: skip
         early = await exchange(
-            TenantBound(fails_early, container, limit=10, limit_first=limit_first), "/x",
+            bound(
+fails_early, container, limit=10, limit_first=limit_first), "/x",
             headers, [],
         )  # fmt: skip
     assert isinstance(late.escaped, RuntimeError) and late.status == 200
@@ -431,16 +441,18 @@ async def test_a_restarted_lifespan_is_served_with_its_new_container(settings: S
     the lifespan before would fail these requests), and GraphiQL's page needs no key."""
     app = create_app(settings)
     for i in range(2):
-        async with app.router.lifespan_context(app):
+        # The state a server would copy into each request's scope (GivenState does it here).
+        async with app.router.lifespan_context(app) as state:
+            served = GivenState(app, state)
             other = await build(settings)  # the same databases, another container
             try:
                 _, issued = await tenants.create_tenant(other.control, other.tenants, f"t{i}")
             finally:
                 await other.aclose()
             headers = [(b"authorization", f"Bearer {issued.secret}".encode()), *JSON]
-            assert (await exchange(app, "/graphql", headers, [TRIVIAL])).status == 200
-            assert (await exchange(app, "/memory/events", headers, [EVENT])).status == 201
-            page = await exchange(app, "/graphql", [(b"accept", b"text/html")], [], method="GET")
+            assert (await exchange(served, "/graphql", headers, [TRIVIAL])).status == 200
+            assert (await exchange(served, "/memory/events", headers, [EVENT])).status == 201
+            page = await exchange(served, "/graphql", [(b"accept", b"text/html")], [], method="GET")
             assert page.status == 200 and page.header(b"content-type")[0].startswith(b"text/html")
 
 

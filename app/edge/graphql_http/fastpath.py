@@ -12,14 +12,9 @@ from starlette.websockets import WebSocket
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.types.unset import UNSET
 
+from app.edge.answers import GRAPHQL_RESPONSE, JSON, WANTS_KEY, wants_graphql_response
 from app.edge.graphql_http.request import request_data as graphql_request_data
-from app.edge.graphql_http.view import (
-    GRAPHQL_RESPONSE,
-    JSON,
-    WANTS_KEY,
-    GraphQLView,
-    wants_graphql_response,
-)
+from app.edge.graphql_http.view import GraphQLView
 
 _CONTENT_TYPES = {GRAPHQL_RESPONSE: GRAPHQL_RESPONSE.encode("latin-1")}
 

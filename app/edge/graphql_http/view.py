@@ -14,7 +14,6 @@ names an unavailable tenant database (app/edge/unavailable.py) where the schema 
 import json
 import logging
 import re
-from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -31,11 +30,18 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 
 from app import metrics
-from app.deps import Container
-from app.edge.answers import GRAPHQL_RESPONSE, JSON, STATUS_CODES, graphql_error_body
+from app.config import Settings
+from app.edge.answers import (
+    GRAPHQL_RESPONSE,
+    JSON,
+    STATUS_CODES,
+    graphql_error_body,
+    wants_graphql_response_of,
+)
 from app.edge.auth import bearer_token, requester, retry_after_header
 from app.edge.graphql_http.graphiql import graphiql_html
 from app.edge.graphql_http.request import NOT_AN_OBJECT, body_data, request_data
+from app.edge.lifespan import container_of
 from app.edge.observe import BATCH_STATE_KEY, OPERATION_STATE_KEY, operation_type
 from app.edge.unavailable import graphql_extensions
 from app.graphql.errors import with_code
@@ -54,34 +60,6 @@ SUBSCRIPTION_OVER_HTTP = (
 _LONG_DIGITS: dict[type, Any] = {bytes: re.compile(rb"[0-9]{19}"), str: re.compile(r"[0-9]{19}")}
 
 
-# A function of the header's text alone, and clients send a handful of distinct Accept
-# headers: the answer is cached (bounded; least recently used dropped).
-@lru_cache(maxsize=256)
-def wants_graphql_response(accept: str) -> bool:
-    """Whether an Accept header prefers application/graphql-response+json to JSON.
-
-    The spec's negotiation: the new type wins a tie; no Accept (or one naming neither)
-    keeps the legacy application/json.
-    """
-    best: dict[str, float] = {GRAPHQL_RESPONSE: 0.0, JSON: 0.0}
-    for item in accept.split(","):
-        media, *params = (part.strip() for part in item.split(";"))
-        q = 1.0
-        for param in params:
-            name, _, value = param.partition("=")
-            if name.strip().lower() == "q":
-                try:
-                    q = float(value)
-                except ValueError:
-                    q = 0.0
-        media = media.lower()
-        if media == GRAPHQL_RESPONSE:
-            best[GRAPHQL_RESPONSE] = max(best[GRAPHQL_RESPONSE], q)
-        elif media in (JSON, "application/*", "*/*"):
-            best[JSON] = max(best[JSON], q)
-    return best[GRAPHQL_RESPONSE] > 0 and best[GRAPHQL_RESPONSE] >= best[JSON]
-
-
 def is_request_error(result: ExecutionResult) -> bool:
     """Parse, validation or variable errors: execution never started, so no `data`.
 
@@ -91,27 +69,19 @@ def is_request_error(result: ExecutionResult) -> bool:
     return result.data is None and bool(errors) and all(not e.path for e in errors)
 
 
-# Where a request's Accept negotiation is kept, so it is parsed once per request.
-WANTS_KEY = "jet.graphql_response"
-
-
-def _wants_graphql_response(request: Request | WebSocket) -> bool:
-    wants: bool | None = request.scope.get(WANTS_KEY)
-    if wants is None:
-        wants = request.scope[WANTS_KEY] = wants_graphql_response(request.headers.get("accept", ""))
-    return wants
-
-
 class GraphQLView(GraphQL[Context, None]):
-    def __init__(self, schema: Any, container: Container) -> None:
+    """Strawberry's view, one per app: each request's Container is the lifespan state's
+    (app/edge/lifespan.py), its tenant database the one TenantBound leased."""
+
+    def __init__(self, schema: Any, settings: Settings) -> None:
         super().__init__(
             schema,
-            graphql_ide="graphiql" if container.settings.graphiql else None,
+            graphql_ide="graphiql" if settings.graphiql else None,
             # Subscriptions and multipart are not part of the contract.
             multipart_uploads_enabled=False,
         )
-        self.container = container
-        self._page = graphiql_html() if container.settings.graphiql else ""
+        self.settings = settings
+        self._page = graphiql_html() if settings.graphiql else ""
 
     def encode_json(self, data: object) -> bytes:
         # orjson: several times faster than json.dumps on a page of results, and UTF-8
@@ -161,7 +131,7 @@ class GraphQLView(GraphQL[Context, None]):
                 415, f"Unsupported content type {content_type or 'none'}: send application/json"
             )
         data = self.parse_json(await request.get_body())
-        return body_data(data, self.container.settings.graphql_batch_max)
+        return body_data(data, self.settings.graphql_batch_max)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -185,7 +155,7 @@ class GraphQLView(GraphQL[Context, None]):
             headers["Retry-After"] = retry_after_header(exc.wait).decode()
         code = STATUS_CODES.get(exc.status_code, STATUS_CODES[400])
         body = graphql_error_body(exc.reason, code, scope["state"].get("request_id"))
-        media = GRAPHQL_RESPONSE if _wants_graphql_response(request) else JSON
+        media = GRAPHQL_RESPONSE if wants_graphql_response_of(request.scope) else JSON
         return Response(self.encode_json(body), exc.status_code, headers, media)
 
     async def execute_operation(
@@ -228,7 +198,7 @@ class GraphQLView(GraphQL[Context, None]):
 
     def _take_batch_tokens(self, request: Request, operations: int) -> None:
         """The rate limit counts every operation: TenantBound took one token, the rest here."""
-        limiter = self.container.limiter
+        limiter = container_of(request.scope).limiter
         token = bearer_token(request.scope)
         if operations > 1 and limiter.enabled and token is not None:
             if operations - 1 > limiter.burst:
@@ -265,7 +235,9 @@ class GraphQLView(GraphQL[Context, None]):
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:
         sub_response = await super().get_sub_response(request)
-        sub_response.media_type = GRAPHQL_RESPONSE if _wants_graphql_response(request) else JSON
+        sub_response.media_type = (
+            GRAPHQL_RESPONSE if wants_graphql_response_of(request.scope) else JSON
+        )
         return sub_response
 
     async def process_result(
@@ -274,7 +246,7 @@ class GraphQLView(GraphQL[Context, None]):
         if result.errors:
             result.errors = coded_errors(result.errors, request.scope["state"].get("request_id"))
         response = await super().process_result(request, result)
-        if _wants_graphql_response(request) and is_request_error(result):
+        if wants_graphql_response_of(request.scope) and is_request_error(result):
             response.pop("data", None)
         return response
 
@@ -296,13 +268,14 @@ class GraphQLView(GraphQL[Context, None]):
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         state = request.scope["state"]
+        container = container_of(request.scope)
         return Context(
-            container=self.container,
+            container=container,
             db=state["db"],
             request_id=state["request_id"],
             request=request,
             response=response,
-            actor=lambda: requester(request.scope, self.container),
+            actor=lambda: requester(request.scope, container),
         )
 
 

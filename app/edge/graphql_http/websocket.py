@@ -58,11 +58,13 @@ from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from app import metrics
+from app.config import Settings
 from app.deps import Container
 from app.edge.answers import STATUS_CODES
 from app.edge.auth import UNKNOWN_KEY, key_requester, retry_after_header
 from app.edge.graphql_http.request import request_data
 from app.edge.graphql_http.view import coded_errors, is_request_error
+from app.edge.lifespan import container_of
 from app.edge.observe import operation_type
 from app.edge.request_ids import new_request_id
 from app.edge.unavailable import graphql_extensions
@@ -298,7 +300,6 @@ class ConnectionHandler(BaseGraphQLTransportWSHandler[Context, None]):
         super().__init__(*args, **kwargs)
         assert isinstance(self.view, SubscriptionView)
         self.sockets = self.view.sockets
-        self.container = self.view.container
         self.idle_seconds = self.view.idle_seconds
         self._loop = asyncio.get_running_loop()
         self._active_at = self._loop.time()
@@ -368,7 +369,8 @@ class ConnectionHandler(BaseGraphQLTransportWSHandler[Context, None]):
             "variables": operation.variables,
             "operationName": operation.operation_name,
         }
-        answer = await run(self.schema, self.container, self.context, payload)
+        container = container_of(self.context.request.scope)
+        answer = await run(self.schema, container, self.context, payload)
         try:
             if answer.result is not None:
                 await operation.send_operation_message(
@@ -395,7 +397,10 @@ class SubscriptionView(GraphQL[Context, None]):
     graphql_transport_ws_handler_class = ConnectionHandler
     websocket_adapter_class = SocketAdapter
 
-    def __init__(self, schema: Any, container: Container) -> None:
+    """The websocket at /graphql, one per app: each connection's Container is the lifespan
+    state's (app/edge/lifespan.py)."""
+
+    def __init__(self, schema: Any, settings: Settings) -> None:
         super().__init__(
             schema,
             graphql_ide=None,
@@ -403,8 +408,6 @@ class SubscriptionView(GraphQL[Context, None]):
             connection_init_wait_timeout=timedelta(seconds=CONNECTION_INIT_SECONDS),
             multipart_uploads_enabled=False,
         )
-        self.container = container
-        settings = container.settings
         self.sockets = OpenSockets(
             per_key=settings.websockets_per_key, per_process=settings.websockets_per_process
         )
@@ -431,7 +434,8 @@ class SubscriptionView(GraphQL[Context, None]):
     async def get_context(self, request: Any, response: Any) -> Context:
         assert isinstance(request, WebSocket)
         return Context(
-            container=self.container, db=None, request_id=new_request_id(), request=request,
+            container=container_of(request.scope), db=None, request_id=new_request_id(),
+            request=request,
             response=response,
         )  # fmt: skip
 
@@ -439,7 +443,7 @@ class SubscriptionView(GraphQL[Context, None]):
         secret = _secret(context.connection_params)
         if secret is None:
             raise ConnectionRejectionError({"message": "send authorization: Bearer <key>"})
-        tenant_id = await self.container.auth.tenant_for(secret)
+        tenant_id = await container_of(context.request.scope).auth.tenant_for(secret)
         if tenant_id is None:
             raise ConnectionRejectionError({"message": "unknown or revoked API key"})
         refusal = self.sockets.enter_key(secret)

@@ -18,9 +18,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
 from starlette.types import Lifespan, Receive, Scope, Send
 
-from app.deps import Container
 from app.edge.answers import ErrorAnswers
 from app.edge.auth import TenantBound, requester
+from app.edge.lifespan import container_of
 from app.edge.limits import MAX_BODY_BYTES
 from app.edge.mcp.server import build_server
 from app.edge.request_ids import current_request_id
@@ -44,7 +44,7 @@ def _rpc_error(code: int, message: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": data}}
 
 
-async def mcp_unauthorized(send: Send, message: str, request_id: str) -> None:
+async def mcp_unauthorized(scope: Scope, send: Send, message: str, request_id: str) -> None:
     await send_json(
         send,
         401,
@@ -53,17 +53,19 @@ async def mcp_unauthorized(send: Send, message: str, request_id: str) -> None:
     )
 
 
-async def mcp_too_many(send: Send, message: str, request_id: str) -> None:
+async def mcp_too_many(scope: Scope, send: Send, message: str, request_id: str) -> None:
     data = {"code": "RATE_LIMITED", "requestId": request_id}
     await send_json(send, 429, _rpc_error(RATE_LIMITED, message, data))
 
 
-async def mcp_internal_error(send: Send, message: str, request_id: str) -> None:
+async def mcp_internal_error(scope: Scope, send: Send, message: str, request_id: str) -> None:
     data = {"code": "INTERNAL", "requestId": request_id}
     await send_json(send, 500, _rpc_error(INTERNAL, message, data))
 
 
-async def mcp_unavailable(send: Send, exc: TenantUnavailable, request_id: str) -> None:
+async def mcp_unavailable(
+    scope: Scope, send: Send, exc: TenantUnavailable, request_id: str
+) -> None:
     data = {"code": exc.code, "reason": exc.reason, "requestId": request_id}
     headers = [] if exc.retry_after is None else [(b"retry-after", str(exc.retry_after).encode())]
     await send_json(send, exc.status, _rpc_error(UNAVAILABLE, exc.message, data), headers=headers)
@@ -84,14 +86,17 @@ MCP_ANSWERS = ErrorAnswers(
 
 
 class McpEndpoint:
-    """The ASGI app of /mcp (see the module docstring)."""
+    """The ASGI app of /mcp (see the module docstring), one per app: each request's Container
+    is the lifespan state's (app/edge/lifespan.py), its session manager the running
+    lifespan's."""
 
-    def __init__(self, get_container: Callable[[], Container]) -> None:
-        self._get_container = get_container
+    def __init__(self) -> None:
         self._server = build_server(self._resolve)
         self._manager: StreamableHTTPSessionManager | None = None
-        self._bound: TenantBound | None = None
-        self._bound_for: tuple[Container, StreamableHTTPSessionManager] | None = None
+        # GET and a lifespan not started are answered before the key is read.
+        self._bound = TenantBound(
+            self._handle, answers=MCP_ANSWERS, limit=MAX_BODY_BYTES, limit_first=True
+        )
 
     def _resolve(
         self, ctx: ServerRequestContext[Any, Any]
@@ -99,7 +104,7 @@ class McpEndpoint:
         # TenantBound put the verified tenant's database here; the SDK hands tools the request.
         request = ctx.request
         assert isinstance(request, Request), "tools run only on an authenticated HTTP request"
-        container = self._get_container()
+        container = container_of(request.scope)
         return (
             request.scope["state"]["db"],
             container.settings.group_commit_max_rows,
@@ -134,21 +139,17 @@ class McpEndpoint:
         if scope["method"] == "GET":
             await _no_stream(scope, send)
             return
-        manager = self._manager
-        if manager is None:
+        if self._manager is None:
             await _not_started(send)
             return
-        container = self._get_container()
-        if self._bound is None or self._bound_for != (container, manager):
-            self._bound_for = (container, manager)
-            self._bound = TenantBound(
-                manager.handle_request,
-                container,
-                answers=MCP_ANSWERS,
-                limit=MAX_BODY_BYTES,
-                limit_first=True,
-            )
         await self._bound(scope, receive, send)
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = self._manager
+        if manager is None:  # the lifespan ended while the key was read
+            await _not_started(send)
+            return
+        await manager.handle_request(scope, receive, send)
 
 
 async def _no_stream(scope: Scope, send: Send) -> None:

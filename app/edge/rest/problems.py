@@ -8,6 +8,7 @@ from http import HTTPStatus
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Scope as AsgiScope
 from starlette.types import Send
@@ -108,7 +109,17 @@ def problem(
     return HttpProblem(status, [field_error(field, where, code, message)], headers=headers)
 
 
-async def problem_unauthorized(send: Send, message: str, request_id: str) -> None:
+async def problem_exception(request: Request, exc: Exception) -> Response:
+    """The app's exception handler of HttpProblem (Starlette's seam for what an endpoint
+    raises): its problem+json, with the request id in the body and the X-Request-Id header."""
+    assert isinstance(exc, HttpProblem)
+    request_id = current_request_id(request.scope)
+    response = exc.response(request_id)
+    response.raw_headers.append((b"x-request-id", request_id.encode("latin-1")))
+    return response
+
+
+async def problem_unauthorized(scope: AsgiScope, send: Send, message: str, request_id: str) -> None:
     """TenantBound's 401, in problem+json."""
     p = problem(401, "Authorization", "header", "UNAUTHENTICATED", message)
     await send_json(
@@ -122,7 +133,9 @@ def unavailable_problem(exc: TenantUnavailable) -> HttpProblem:
     return problem(exc.status, None, "body", exc.code, exc.message, retry_after_headers(exc))
 
 
-async def problem_unavailable(send: Send, exc: TenantUnavailable, request_id: str) -> None:
+async def problem_unavailable(
+    scope: AsgiScope, send: Send, exc: TenantUnavailable, request_id: str
+) -> None:
     p = unavailable_problem(exc)
     await send_json(
         send,
@@ -133,13 +146,15 @@ async def problem_unavailable(send: Send, exc: TenantUnavailable, request_id: st
     )
 
 
-async def problem_internal_error(send: Send, message: str, request_id: str) -> None:
+async def problem_internal_error(
+    scope: AsgiScope, send: Send, message: str, request_id: str
+) -> None:
     """TenantBound's 500 (e.g. a tenant database that cannot open), in problem+json."""
     p = problem(500, None, "body", "INTERNAL", f"{message}; quote the requestId")
     await send_json(send, 500, p.body(request_id), content_type=PROBLEM_JSON)
 
 
-async def problem_too_many(send: Send, message: str, request_id: str) -> None:
+async def problem_too_many(scope: AsgiScope, send: Send, message: str, request_id: str) -> None:
     """TenantBound's 429 (the API key's rate limit), in problem+json."""
     p = problem(429, "Authorization", "header", "RATE_LIMITED", message)
     await send_json(send, 429, p.body(request_id), content_type=PROBLEM_JSON)

@@ -1,16 +1,19 @@
-"""The REST routes: one Resource per path, bound to the tenant by TenantBound, dispatching
-by method to app/edge/rest/handlers.py and answering every failure as problem+json."""
+"""The REST routes: one Resource per path, bound to the tenant by TenantBound (each route's
+middleware), dispatching by method to app/edge/rest/handlers.py; every failure is an
+HttpProblem, answered as problem+json by the app's exception handler."""
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Send
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import Receive, Send
 from starlette.types import Scope as AsgiScope
 
-from app.deps import Container
 from app.edge.auth import TenantBound
+from app.edge.lifespan import container_of
 from app.edge.limits import MAX_BODY_BYTES, BodyTooLarge
 from app.edge.rest import webhooks as wh
 from app.edge.rest.data_rights import (
@@ -49,110 +52,83 @@ log = logging.getLogger(__package__)
 
 
 class Resource:
-    """One path: TenantBound (401, 413), method dispatch, problem+json errors."""
+    """One path's methods: dispatch by method, after TenantBound (the route's middleware:
+    401, 413, 429), every failure raised as an HttpProblem, which the app's exception handler
+    (app/edge/rest/problems.py, problem_exception) answers as problem+json."""
 
-    def __init__(
-        self,
-        get_container: Callable[[], Container],
-        handlers: Mapping[str, Handler],
-        *,
-        fallback: Handler | None = None,
-    ) -> None:
-        self._get_container = get_container
+    def __init__(self, handlers: Mapping[str, Handler], *, fallback: Handler | None = None) -> None:
         self.handlers = dict(handlers)
         self._fallback = fallback
-        self._app: ASGIApp | None = None
-        self._container: Container | None = None
+        self._app = request_response(self._respond)
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
-        # The container exists once lifespan has started, and is a new one if the lifespan
-        # restarts (test clients do that): never keep serving a closed one.
-        container = self._get_container()
-        if self._app is None or container is not self._container:
-            self._container = container
-            # The body limit after the key: a request without a valid key is a 401
-            # whatever its size.
-            self._app = TenantBound(
-                self._dispatch, container, answers=PROBLEM_ANSWERS, limit=MAX_BODY_BYTES
-            )
         await self._app(scope, receive, send)
 
-    async def _dispatch(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
-        assert self._container is not None
+    async def _respond(self, request: Request) -> Response:
+        scope = request.scope
+        handler = self.handlers.get(scope["method"], self._fallback)
+        if handler is None:
+            allow = ", ".join(self.handlers)
+            raise problem(
+                405, None, "path", "METHOD_NOT_ALLOWED",
+                f"{request.method} is not allowed here; allowed: {allow}", {"Allow": allow},
+            )  # fmt: skip
         state = scope["state"]
         request_id: str = state["request_id"]
-        request = Request(scope, receive)
         try:
-            handler = self.handlers.get(scope["method"], self._fallback)
-            if handler is None:
-                allow = ", ".join(self.handlers)
-                raise problem(
-                    405, None, "path", "METHOD_NOT_ALLOWED",
-                    f"{request.method} is not allowed here; allowed: {allow}", {"Allow": allow},
-                )  # fmt: skip
-            response = await handler(request, state["db"], self._container)
-        except HttpProblem as p:
-            response = p.response(request_id)
+            response = await handler(request, state["db"], container_of(scope))
+        except (HttpProblem, BodyTooLarge, ClientDisconnect):
+            # TenantBound's, BodyTooLarge and ClientDisconnect: a 413, or for a client that
+            # left no answer (a 499).
+            raise
         except TenantUnavailable as exc:
             log.log(logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
                     "tenant database unavailable (%s)", exc.reason,
                     extra={"request_id": request_id})  # fmt: skip
-            response = unavailable_problem(exc).response(request_id)
-        except (BodyTooLarge, ClientDisconnect):
-            raise  # TenantBound's: a 413, or for a client that left no answer (a 499)
-        except Exception:
+            raise unavailable_problem(exc) from exc
+        except Exception as exc:
             log.exception("REST request failed", extra={"request_id": request_id})
-            response = problem(
+            raise problem(
                 500, None, "body", "INTERNAL", "internal server error; quote the requestId"
-            ).response(request_id)
+            ) from exc
         # As response.headers["X-Request-Id"] = request_id, without MutableHeaders' scan
         # and copy: no handler sets that header.
         response.raw_headers.append((b"x-request-id", request_id.encode("latin-1")))
-        await response(scope, receive, send)
+        return response
 
 
-def rest_routes(get_container: Callable[[], Container]) -> list[BaseRoute]:
+def rest_routes() -> list[BaseRoute]:
     """The /memory and /webhooks routes, full paths (no Mount, so GET /memory never
-    redirects)."""
+    redirects), each with TenantBound as its middleware."""
+    # The body limit after the key: a request without a valid key is a 401 whatever its size.
+    bound = [Middleware(TenantBound, answers=PROBLEM_ANSWERS, limit=MAX_BODY_BYTES)]
 
-    def resource(handlers: Mapping[str, Handler], fallback: Handler | None = None) -> Resource:
-        return Resource(get_container, handlers, fallback=fallback)
+    def route(path: str, handlers: Mapping[str, Handler], fallback: Handler | None = None) -> Route:
+        return Route(path, Resource(handlers, fallback=fallback), middleware=bound)
 
     # Order matters: literal paths before /memory/{id}, which would capture "events".
     return [
-        Route("/memory", resource({"GET": list_entries, "POST": create_entry})),
-        Route("/memory/events", resource({"GET": list_events, "POST": append_events})),
-        Route("/memory/context", resource({"GET": memory_context})),
-        Route("/memory/scopes", resource({"GET": list_scopes})),
-        Route("/memory/export", resource({"GET": export_memory})),
-        Route("/memory/erasures", resource({"GET": list_erasures, "POST": erase_subject})),
-        Route("/memory/events/{id}", resource({"GET": get_event, "DELETE": erase_event})),
-        Route(
+        route("/memory", {"GET": list_entries, "POST": create_entry}),
+        route("/memory/events", {"GET": list_events, "POST": append_events}),
+        route("/memory/context", {"GET": memory_context}),
+        route("/memory/scopes", {"GET": list_scopes}),
+        route("/memory/export", {"GET": export_memory}),
+        route("/memory/erasures", {"GET": list_erasures, "POST": erase_subject}),
+        route("/memory/events/{id}", {"GET": get_event, "DELETE": erase_event}),
+        route(
             "/memory/{id}",
-            resource(
-                {
-                    "GET": get_entry,
-                    "PUT": replace_entry,
-                    "PATCH": update_entry,
-                    "DELETE": delete_entry,
-                }
-            ),
-        ),  # fmt: skip
-        Route("/memory/{id}/versions", resource({"GET": list_versions})),
-        Route("/memory/{id}/restore", resource({"POST": restore_entry})),
-        # Anything else under /memory: a problem+json 404 rather than Starlette's text one.
-        Route("/memory/{rest:path}", resource({}, fallback=no_route)),
-        Route("/webhooks", resource({"GET": wh.list_endpoints, "POST": wh.create_endpoint})),
-        Route(
-            "/webhooks/{id}",
-            resource(
-                {"GET": wh.get_endpoint, "PATCH": wh.update_endpoint, "DELETE": wh.delete_endpoint}
-            ),
-        ),  # fmt: skip
-        Route("/webhooks/{id}/deliveries", resource({"GET": wh.list_deliveries})),
-        Route(
-            "/webhooks/{id}/deliveries/{deliveryId}/replay",
-            resource({"POST": wh.replay_delivery}),
+            {"GET": get_entry, "PUT": replace_entry, "PATCH": update_entry, "DELETE": delete_entry},
         ),
-        Route("/webhooks/{rest:path}", resource({}, fallback=no_route)),
+        route("/memory/{id}/versions", {"GET": list_versions}),
+        route("/memory/{id}/restore", {"POST": restore_entry}),
+        # Anything else under /memory: a problem+json 404 rather than Starlette's text one.
+        route("/memory/{rest:path}", {}, fallback=no_route),
+        route("/webhooks", {"GET": wh.list_endpoints, "POST": wh.create_endpoint}),
+        route(
+            "/webhooks/{id}",
+            {"GET": wh.get_endpoint, "PATCH": wh.update_endpoint, "DELETE": wh.delete_endpoint},
+        ),
+        route("/webhooks/{id}/deliveries", {"GET": wh.list_deliveries}),
+        route("/webhooks/{id}/deliveries/{deliveryId}/replay", {"POST": wh.replay_delivery}),
+        route("/webhooks/{rest:path}", {}, fallback=no_route),
     ]
