@@ -3,6 +3,8 @@
 Merged into the schema's Query by app/graphql/schema.py (build_schema).
 """
 
+from typing import Annotated
+
 import strawberry
 from strawberry.types import Info
 
@@ -37,6 +39,16 @@ async def resolve_memory_context(
     query: str | None = None,
     max_tokens: int | None = 2000,
     include_institutional: bool | None = True,
+    kinds: Annotated[
+        list[str] | None, strawberry.argument(description="of the raw events, only these kinds")
+    ] = None,
+    exclude_kinds: Annotated[
+        list[str] | None,
+        strawberry.argument(
+            description="of the raw events, none of these kinds (an agent leaves out its own "
+            "verbose turns)"
+        ),
+    ] = None,
 ) -> MemoryContext:
     # Nullable per the contract: an explicit null means the default, as in schema.py.
     try:
@@ -47,6 +59,8 @@ async def resolve_memory_context(
             query=query,
             max_tokens=2000 if max_tokens is None else max_tokens,
             include_institutional=include_institutional is not False,
+            kinds=kinds,
+            exclude_kinds=exclude_kinds,
         )
     except ExpectedError as exc:
         raise QueryError(exc) from None

@@ -3,6 +3,7 @@
 import httpx
 
 from app.deps import Container
+from app.edge.mcp.arguments import RecallArgs
 from tests.conftest import TenantFixture, make_tenant
 
 GQL = """query($scopeRef: String, $query: String, $max: Int) {
@@ -63,3 +64,44 @@ async def test_context_route_errors(client: httpx.AsyncClient, tenant: TenantFix
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "maxTokens"
     r = await client.get("/memory/context", params={"scope": "entity", "scopeRef": "e"})
     assert r.status_code == 401
+
+
+async def test_kinds_left_out_or_kept_alike_on_rest_graphql_and_mcp(
+    client: httpx.AsyncClient, tenant: TenantFixture
+) -> None:
+    """An agent leaves out its own verbose turns (excludeKind) or keeps one kind (kind):
+    REST, GraphQL and the MCP tool's arguments reach the same loader the same way."""
+    for kind, body in [("user_turn", "Zephyr budget is $40k."),
+                       ("assistant_turn", "Zephyr budget noted; here is a long plan..."),
+                       ("call_summary", "Zephyr call: budget confirmed.")]:  # fmt: skip
+        r = await client.post("/memory/events", headers=tenant.headers, json={
+            "scope": "entity", "scopeRef": "ent_acme", "kind": kind, "body": body})  # fmt: skip
+        assert r.status_code == 201, r.text
+    base: dict[str, str | list[str]] = {
+        "scope": "entity",
+        "scopeRef": "ent_acme",
+        "query": "Zephyr budget",
+    }
+
+    async def rest_kinds(params: dict[str, str | list[str]]) -> set[str]:
+        r = await client.get("/memory/context", params=base | params, headers=tenant.headers)
+        assert r.status_code == 200, r.text
+        return {line.split(" · ")[0][4:] for line in r.json()["markdown"].splitlines()
+                if line.startswith("### ")}  # fmt: skip
+
+    assert await rest_kinds({"excludeKind": "assistant_turn"}) == {"user_turn", "call_summary"}
+    assert await rest_kinds({"kind": ["user_turn", "call_summary"],
+                             "excludeKind": "call_summary"}) == {"user_turn"}  # fmt: skip
+    query = """query($k: [String!], $x: [String!]) { memoryContext(scope: ENTITY,
+      scopeRef: "ent_acme", query: "Zephyr budget", kinds: $k, excludeKinds: $x) {
+      markdown events { id } } }"""
+    g = await client.post("/graphql", headers=tenant.headers,
+                          json={"query": query, "variables": {"x": ["assistant_turn"]}})  # fmt: skip
+    got = g.json()["data"]["memoryContext"]
+    assert len(got["events"]) == 2 and "long plan" not in got["markdown"]
+    over = await client.get("/memory/context", headers=tenant.headers,
+                            params=base | {"excludeKind": [f"k{i}" for i in range(101)]})  # fmt: skip
+    assert over.status_code in (400, 413, 422), over.text
+    assert over.json()["errors"][0]["field"] == "excludeKind"
+    mcp = RecallArgs.model_validate({**base, "excludeKinds": ["assistant_turn"], "kinds": None})
+    assert mcp.exclude_kind == ["assistant_turn"] and mcp.kind is None

@@ -95,7 +95,7 @@ async def test_memory_context_fields(run: Any, db: TenantDb) -> None:
         "scopeRef": "acme-outdoor", "compressedAt": None, "compressedInto": None,
     }]  # fmt: skip
     assert got["markdown"].startswith("## Memory\n\n### Acme budget $85k\n")
-    assert "## Recent events" in got["markdown"] and ids["folded"] not in got["markdown"]
+    assert "## Events on the question, newest first" in got["markdown"] and ids["folded"] not in got["markdown"]
 
 
 async def test_defaults_and_explicit_nulls(run: Any, db: TenantDb) -> None:

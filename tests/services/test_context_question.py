@@ -5,13 +5,16 @@ evidence.py, passages.py, time_phrases.py)."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import select
 
+from app.errors import TooLarge
 from app.services import entries, events
 from app.services.context import evidence, passages, time_phrases
 from app.services.context.loader import load_context
 from app.services.records import Entry, EntryIn, Event, EventIn, Scope
 from app.storage.tenants import TenantDb
-from app.storage.transactions import write_transaction
+from app.storage.models import events_table as ev
+from app.storage.transactions import read_transaction, write_transaction
 
 NOW = datetime(2026, 6, 1, 9, tzinfo=UTC)
 ACME = "acme-outdoor"
@@ -28,6 +31,16 @@ async def ask(db: TenantDb, query: str | None, max_tokens: int = 400) -> str:
         include_institutional=True, now=NOW,
     )  # fmt: skip
     return result.markdown
+
+
+async def ranked_ids(db: TenantDb, query: str) -> list[str]:
+    """The ids of the events the loader finds on `query`, best first (the Markdown shows
+    them newest first)."""
+    async with read_transaction(db.engine) as conn:
+        q = evidence.question(query, NOW)
+        seqs = await evidence.ranked_events(conn, [(Scope.ENTITY, ACME)], q, NOW)
+        ids = {r.seq: r.id for r in await conn.execute(select(ev.c.seq, ev.c.id))}
+    return [ids[s] for s in seqs]
 
 
 async def chatter(db: TenantDb, n: int, since: datetime) -> None:
@@ -62,9 +75,8 @@ async def test_each_question_word_counts_by_its_rarity(
     both = await log(db, "Kestrel spend approved by Dana.", start + timedelta(days=1))
     for i in range(12):
         await log(db, f"Display spend paced at {i}0%.", start + timedelta(days=2, hours=i))
-    markdown = await ask(db, "Kestrel spend?", 400)
-    spend_only = markdown.index("Display spend paced")
-    assert markdown.index(both.id) < markdown.index(rare.id) < spend_only
+    ranked = await ranked_ids(db, "Kestrel spend?")
+    assert ranked[:2] == [both.id, rare.id] and len(ranked) == 14
 
 
 # Indexed beyond COUNT_MAX counted events, the word queries have no lower seq bound.
@@ -147,3 +159,80 @@ def test_passages_prefer_the_window_and_rare_words() -> None:
     assert choice.shown == [1] and choice.total == 3
     assert passages.render(found, choice) == "…\n" + found[1].text + "\n…"
     assert passages.choose(found, passages.pattern_of(["nothing"]), None, room=100).shown == []
+
+
+@pytest.mark.parametrize("scan_max", [evidence.SCAN_MAX, 10], ids=["scanned", "indexed"])
+async def test_a_long_text_does_not_win_by_its_length(
+    db: TenantDb, scan_max: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bm25 with its length term: a short turn holding the question's words ranks above a
+    long answer holding the same words once among hundreds of others."""
+    monkeypatch.setattr(evidence, "SCAN_MAX", scan_max)
+    start = NOW - timedelta(days=30)
+    filler = " ".join(f"Point {i} of the plan covers logistics and timing." for i in range(60))
+    long = await log(db, f"Assistant: about the Osprey venue deposit, {filler}", start)
+    short = await log(db, "User: the Osprey venue deposit was $900.", start - timedelta(days=1))
+    await chatter(db, 12, NOW - timedelta(days=2))
+    ranked = await ranked_ids(db, "Osprey venue deposit?")
+    assert ranked[:2] == [short.id, long.id]
+
+
+async def test_one_item_over_the_room_left_does_not_keep_the_next_ones_out(
+    db: TenantDb,
+) -> None:
+    """First fit: the best item that does not fit is passed over and the shorter ones after
+    it still go in (the budget never exceeded)."""
+    start = NOW - timedelta(days=10)
+    await log(db, "Kestrel: " + "the schedule is on track. " * 40, start)  # ~250 tokens
+    for i in range(3):
+        await log(db, f"Kestrel note {i}.", start - timedelta(days=1 + i))
+    result = await load_context(
+        db, scope=Scope.ENTITY, scope_ref=ACME, query="Kestrel schedule", max_tokens=200,
+        include_institutional=True, now=NOW,
+    )  # fmt: skip
+    assert result.tokens <= 200 and result.truncated
+    assert all(f"Kestrel note {i}." in result.markdown for i in range(3))
+
+
+async def test_a_changed_fact_reads_newest_first_and_marked_newer(db: TenantDb) -> None:
+    """Packed items on the question are laid out newest first, each dated, the newer of two
+    that speak of the same words marked as newer than the older one."""
+    first = await log(db, "Dana: the Falcon budget is $40,000.", NOW - timedelta(days=80))
+    second = await log(db, "Dana: the Falcon budget moved to $55,000.", NOW - timedelta(days=20))
+    await log(db, "Weather chat, nothing else.", NOW - timedelta(days=1))
+    markdown = await ask(db, "What is the Falcon budget?", 400)
+    assert markdown.startswith("## Events on the question, newest first")
+    assert markdown.index("$55,000") < markdown.index("$40,000")
+    heading = next(line for line in markdown.splitlines() if second.id in line)
+    assert heading.endswith(" · newer") and "UTC" in heading
+    assert not next(line for line in markdown.splitlines() if first.id in line).endswith("newer")
+    assert "## Other recent events" in markdown and "Weather chat" in markdown
+
+
+@pytest.mark.parametrize("scan_max", [evidence.SCAN_MAX, 10], ids=["scanned", "indexed"])
+async def test_kinds_taken_and_left_out(
+    db: TenantDb, scan_max: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(evidence, "SCAN_MAX", scan_max)
+    at = NOW - timedelta(days=3)
+    for kind in ("user_turn", "assistant_turn", "call_summary"):
+        event = EventIn(
+            Scope.ENTITY, ACME, kind, f"Heron launch date, said in a {kind}.", occurred_at=at
+        )
+        await events.append_event(db, event)
+    await chatter(db, 12, NOW - timedelta(days=2))
+
+    async def kinds_shown(query: str | None, **kinds: list[str]) -> set[str]:
+        result = await load_context(
+            db, scope=Scope.ENTITY, scope_ref=ACME, query=query, max_tokens=2000,
+            include_institutional=True, now=NOW, **kinds,  # type: ignore[arg-type]
+        )  # fmt: skip
+        return {e.kind for e in result.events}
+
+    for query in ("Heron launch date", None):
+        assert await kinds_shown(query, exclude_kinds=["assistant_turn", "chat_turn"]) == {
+            "user_turn", "call_summary"}  # fmt: skip
+        assert await kinds_shown(query, kinds=["assistant_turn"]) == {"assistant_turn"}
+        assert await kinds_shown(query, kinds=[]) == set()
+    with pytest.raises(TooLarge, match="excludeKinds has 101 values; the limit is 100"):
+        await kinds_shown(None, exclude_kinds=[f"k{i}" for i in range(101)])

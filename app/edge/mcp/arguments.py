@@ -71,6 +71,7 @@ class RememberArgs(AppendMemoryEventInput, Arguments):
 
 
 class RecallArgs(MemoryContextQuery, Arguments):
+    model_config = ConfigDict(alias_generator=_renamed(kind="kinds", exclude_kind="excludeKinds"))
     described = {
         "scope": SCOPE_HELP,
         "scope_ref": SCOPE_REF_HELP,
@@ -78,6 +79,8 @@ class RecallArgs(MemoryContextQuery, Arguments):
         "the most important and recent)",
         "max_tokens": "the token budget of the returned Markdown",
         "include_institutional": "also include organisation-wide memory",
+        "kind": "only raw events of these kinds",
+        "exclude_kind": "no raw events of these kinds (leave out your own verbose turns)",
     }
 
 

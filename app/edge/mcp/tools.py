@@ -129,6 +129,7 @@ async def recall(db: TenantDb, a: RecallArgs, _: int) -> Answer:
     result = await loader.load_context(
         db, scope=Scope(a.scope), scope_ref=a.scope_ref, query=a.query,
         max_tokens=a.max_tokens, include_institutional=a.include_institutional,
+        kinds=a.kind, exclude_kinds=a.exclude_kind,
     )  # fmt: skip
     structured = {
         "markdown": result.markdown,

@@ -388,6 +388,13 @@ async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
     return json_response(listing([MEMORY_EVENT.json(e) for e in found], cursor))
 
 
+# The service names the lists as GraphQL does; REST's repeatable parameters are singular.
+CONTEXT_NAMES: dict[str, tuple[str, Where]] = {
+    "kinds": ("kind", "query"),
+    "excludeKinds": ("excludeKind", "query"),
+}
+
+
 @operation(
     "loadMemoryContext",
     "The context loader: memory for an agent session, in a token budget",
@@ -398,10 +405,11 @@ async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
 )
 async def memory_context(request: Request, db: TenantDb, _: Container) -> Response:
     q = parse_query(request, MemoryContextQuery)
-    with service_errors("query", {}):
+    with service_errors("query", CONTEXT_NAMES):
         loaded = await loader.load_context(
             db, scope=q.scope, scope_ref=q.scope_ref, query=q.query, max_tokens=q.max_tokens,
-            include_institutional=q.include_institutional,
+            include_institutional=q.include_institutional, kinds=q.kind,
+            exclude_kinds=q.exclude_kind,
         )  # fmt: skip
     body = MEMORY_CONTEXT.json(loaded)
     if loaded.matches is not None:

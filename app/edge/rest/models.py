@@ -347,12 +347,21 @@ class MemoryContextQuery(QueryModel):
     """GET /memory/context: the context loader, curated entries plus uncompressed recent
     events packed into Markdown within maxTokens."""
 
-    repeatable = frozenset[str]()
+    repeatable = frozenset({"kind", "excludeKind"})
 
     scope: ScopeIn
     scope_ref: str | None = documented_limit(maxLength=limits.REF_MAX_CHARS)
     query: str | None = documented_limit(
         maxLength=limits.SEARCH_MAX_CHARS, description="rank entries by relevance to this"
+    )
+    kind: list[str] | None = documented_limit(
+        maxItems=limits.FILTER_VALUES_MAX,
+        description="repeatable: of the raw events, only these kinds",
+    )
+    exclude_kind: list[str] | None = documented_limit(
+        maxItems=limits.FILTER_VALUES_MAX,
+        description="repeatable: of the raw events, none of these kinds (an agent leaves out "
+        "its own verbose turns)",
     )
     max_tokens: int = Field(
         default=2000,

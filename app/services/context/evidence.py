@@ -48,6 +48,9 @@ COUNT_MAX = 20_000
 PASSAGES_OVER_TOKENS = 96
 # The most of a section's budget one item's passages may take, so several items fit.
 ITEM_SHARE = 0.2
+# The most an event's passages take: a turn of a conversation answers with a sentence or
+# two, where a summary entry folds many.
+EVENT_PASSAGES_TOKENS = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,81 +98,105 @@ async def ranked_events(
     q: Question,
     now: datetime,
     weights: EventWeights | None = None,
+    kinds: scope_params.Kinds = scope_params.ALL_KINDS,
 ) -> list[int]:
     """Seqs of the uncompressed events matching the question, best first, re-scored with
     recency and the question's window; the caller adds the unmatched after.
 
-    Relevance is the rarity (idf) of the question's words each event holds, among the
-    scopes' uncompressed events. Up to SCAN_MAX of them are read and scored from their
-    text; more, and the full-text index says which events hold each word.
+    Relevance is bm25 among the scopes' uncompressed events: the rarity (idf) of the
+    question's words each event holds, how often it holds them, against its length. Up to
+    SCAN_MAX of them are read and scored from their text; more, and the full-text index
+    says which events hold each word (each counted once).
     """
     if not scopes:
         return []
     # One query for all the scopes: a round trip to the database costs more than the
     # scan of a scope's few hundred rows.
     shape = scope_params.shape_of(scopes)
-    values = scope_params.values(scopes)
+    values = scope_params.values(scopes) | kinds.values()
     counted = values | {"count_limit": COUNT_MAX + 1}
-    n, lowest = (await conn.execute(_count_statement(shape), counted)).one()
+    n, lowest = (await conn.execute(_count_statement(shape, kinds.shape), counted)).one()
     if n <= SCAN_MAX:
-        rows = await conn.execute(_texts_statement(shape), values)
+        rows = await conn.execute(_texts_statement(shape, kinds.shape), values)
         scored = _scanned(list(rows), q)
     else:
         # Past COUNT_MAX the lowest seq counted is not the scopes' lowest: no bound.
         bound = lowest if n <= COUNT_MAX else None
-        scored = await _indexed(conn, scopes, q, min(n, COUNT_MAX), bound)
+        scored = await _indexed(conn, scopes, q, min(n, COUNT_MAX), bound, kinds)
     w = weights or EVENT_WEIGHTS
     scored.sort(key=lambda f: (-_score(f, q, w, now), -f.occurred_at.timestamp(), -f.seq))
     return [f.seq for f in scored]
 
 
-def _uncompressed(shape: tuple[bool, ...], *columns: Any) -> CompoundSelect[Any]:
+def _uncompressed(
+    shape: tuple[bool, ...], kinds: tuple[bool, bool], *columns: Any
+) -> CompoundSelect[Any]:
     # A scope per arm: SQLite answers an OR of scopes with a row set built from both,
     # which made the count ten times slower than the index range of each.
     arms = [
         select(*columns).where(*scope_params.in_scope(ev, i, ref_is_none),
-                               ev.c.compressed_at.is_(None))
+                               ev.c.compressed_at.is_(None), *scope_params.of_kinds(ev, kinds))
         for i, ref_is_none in enumerate(shape)
     ]  # fmt: skip
     return union_all(*arms)
 
 
 @cache
-def _count_statement(shape: tuple[bool, ...]) -> Select[int, Any]:
+def _count_statement(shape: tuple[bool, ...], kinds: tuple[bool, bool]) -> Select[int, Any]:
     """The scopes' uncompressed events counted from their index alone, at most
     `:count_limit` of them (a big scope's texts are never read for nothing), and their
     lowest seq."""
-    first = _uncompressed(shape, ev.c.seq).limit(bindparam("count_limit")).subquery()
+    first = _uncompressed(shape, kinds, ev.c.seq).limit(bindparam("count_limit")).subquery()
     return select(func.count(), func.min(first.c.seq))
 
 
 @cache
-def _texts_statement(shape: tuple[bool, ...]) -> CompoundSelect[Any]:
-    return _uncompressed(shape, ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
+def _texts_statement(shape: tuple[bool, ...], kinds: tuple[bool, bool]) -> CompoundSelect[Any]:
+    return _uncompressed(shape, kinds, ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
 
 
-def _relevance(held: Sequence[tuple[Any, set[str]]], n: int) -> list[tuple[Any, float]]:
-    """Each item's relevance: the idf, among `n` events, of the words (stems) it holds;
-    bm25 without its length and frequency terms. The best is 1."""
-    df = Counter(s for _, words in held for s in words)
+# bm25's usual constants: k1 bounds what repeating a word adds, b how much a text's
+# length counts against it (a long assistant answer holds many words by its length alone).
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    row: Any
+    counts: dict[str, int]  # each question stem it holds, and how often (1 from the index)
+    length: int  # characters of its text
+
+
+def _relevance(held: Sequence[_Held], n: int, avg_length: float) -> list[_Found]:
+    """Each item's bm25 among `n` events whose texts average `avg_length` characters; the
+    best is 1."""
+    df = Counter(s for h in held for s in h.counts)
     idf = {s: math.log(1 + (n - d + 0.5) / (d + 0.5)) for s, d in df.items()}
-    relevance = [(item, sum(idf[s] for s in words)) for item, words in held]
-    best = max((x for _, x in relevance), default=0.0) or 1.0
-    return [(item, x / best) for item, x in relevance]
+    avg = avg_length or 1.0
+    found: list[tuple[Any, float]] = []
+    for h in held:
+        norm = K1 * (1 - B + B * h.length / avg)
+        x = sum(idf[s] * tf * (K1 + 1) / (tf + norm) for s, tf in h.counts.items())
+        found.append((h.row, x))
+    best = max((x for _, x in found), default=0.0) or 1.0
+    return [_Found(r.seq, r.occurred_at, x / best) for r, x in found]
 
 
 def _scanned(rows: Sequence[Any], q: Question) -> list[_Found]:
     """The events among `rows` holding a question word, scored among them."""
-    held: list[tuple[Any, set[str]]] = []
+    held: list[_Held] = []
+    total = 0
     for r in rows:
         text = f"{r.kind} {r.body}"
+        total += len(text)
         # Substring tests first, then one regex pass (both in C) on the texts that pass.
         low = text.lower()
         if any(s in low for s in q.stems):
-            words = {m.lower() for m in q.pattern.findall(text)}
-            if words:
-                held.append((r, words))
-    return [_Found(r.seq, r.occurred_at, x) for r, x in _relevance(held, len(rows))]
+            counts = Counter(m.lower() for m in q.pattern.findall(text))
+            if counts:
+                held.append(_Held(r, counts, len(text)))
+    return _relevance(held, len(rows), total / max(len(rows), 1))
 
 
 async def _indexed(
@@ -178,6 +205,7 @@ async def _indexed(
     q: Question,
     n: int,
     from_seq: int | None,
+    kinds: scope_params.Kinds,
 ) -> list[_Found]:
     """The events holding each question word, one index query per word (the newest
     WORD_MATCHES_MAX of them, and as many inside the question's window), scored as
@@ -186,32 +214,45 @@ async def _indexed(
     target = spec.Target.of(conn)
     shape = scope_params.shape_of(scopes)
     bounded = from_seq is not None
-    stmts = [_word_statement(target.dialect, shape, bounded, windowed=False)]
-    bounds: dict[str, Any] = {} if from_seq is None else {"from_seq": from_seq}
+    stmts = [_word_statement(target.dialect, shape, kinds.shape, bounded, windowed=False)]
+    bounds: dict[str, Any] = kinds.values()
+    if from_seq is not None:
+        bounds["from_seq"] = from_seq
     if q.window is not None:
-        stmts.append(_word_statement(target.dialect, shape, bounded, windowed=True))
+        stmts.append(_word_statement(target.dialect, shape, kinds.shape, bounded, windowed=True))
         bounds |= {"start": q.window.start, "end": q.window.end}
     words: dict[str, str] = {}  # a word per stem: "contact" and "contacted" are one query
     for word in q.words[:WORDS_MAX]:
         words.setdefault(passages.stem(word), word)
-    held: dict[int, tuple[Any, set[str]]] = {}
+    held: dict[int, _Held] = {}
     for stem, word in words.items():
         found = spec.Search([word], prefix=False, any_of=_in_scopes(scopes))
         values = fulltext.any_of_params(target, ev, found) | bounds
         for stmt in stmts:
             for r in await conn.execute(stmt, values):
-                held.setdefault(r.seq, (r, set()))[1].add(stem)
-    return [_Found(r.seq, r.occurred_at, x) for r, x in _relevance(list(held.values()), n)]
+                if r.seq not in held:
+                    held[r.seq] = _Held(r, {}, r.length)
+                held[r.seq].counts[stem] = 1
+    # The index says which events hold a word, not how often; their lengths average over
+    # the events found, not the scopes' (which would read every text).
+    lengths = [h.length for h in held.values()]
+    return _relevance(list(held.values()), n, sum(lengths) / max(len(lengths), 1))
 
 
 @cache
 def _word_statement(
-    dialect: str, shape: tuple[bool, ...], bounded: bool, *, windowed: bool
+    dialect: str,
+    shape: tuple[bool, ...],
+    kinds: tuple[bool, bool],
+    bounded: bool,
+    *,
+    windowed: bool,
 ) -> Select[Any]:
     """One word's newest WORD_MATCHES_MAX uncompressed events in the scopes of `shape`
     (from `:from_seq` on when `bounded`; inside `:start`-`:end` when `windowed`)."""
-    stmt = fulltext.any_of_statement(dialect, ev, shape, [ev.c.occurred_at], ranked=False)
-    stmt = stmt.where(ev.c.compressed_at.is_(None))
+    length = (func.length(ev.c.kind) + func.length(ev.c.body) + 1).label("length")
+    stmt = fulltext.any_of_statement(dialect, ev, shape, [ev.c.occurred_at, length], ranked=False)
+    stmt = stmt.where(ev.c.compressed_at.is_(None), *scope_params.of_kinds(ev, kinds))
     if bounded:
         stmt = stmt.where(fulltext.from_seq_condition(dialect))
     if windowed:
@@ -220,6 +261,18 @@ def _word_statement(
         stmt = stmt.where(ev.c.occurred_at >= start, ev.c.occurred_at < end)
     newest = fulltext.events_newest_first(spec.Target(dialect))
     return stmt.order_by(newest).limit(WORD_MATCHES_MAX)
+
+
+def words_held(text: str, q: Question) -> frozenset[str]:
+    """The question's stems `text` holds."""
+    return frozenset(m.lower() for m in q.pattern.findall(text))
+
+
+def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two texts holding these question stems speak of the same thing: they share
+    two of them, or the one a text holds alone."""
+    shared = len(a & b)
+    return shared >= 2 or (shared == 1 and (len(a) == 1 or len(b) == 1))
 
 
 def passage_text(text: str, q: Question, room: int) -> tuple[str, int] | None:

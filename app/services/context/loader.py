@@ -19,10 +19,10 @@ from pydantic import with_config
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.errors import InvalidInput
-from app.services import entry_rows, validation
+from app.errors import InvalidInput, TooLarge
+from app.services import entry_rows, limits, validation
 from app.services.context import evidence, ranking, scope_params
-from app.services.context.markdown import cut_to_fit, render_entry, render_event
+from app.services.context.markdown import NEWER, cut_to_fit, render_entry, render_event
 from app.services.context.ranking import WEIGHTS, Candidate, by_importance, rank
 from app.services.events import COLUMNS as EVENT_COLUMNS
 from app.services.events import to_event
@@ -44,6 +44,9 @@ POOL = 200  # bm25 candidates re-scored in Python (more when the budget could ho
 # budget // MIN_ITEM_TOKENS + 1 candidates always ranks more than can be placed: a full
 # list then means "something was left out" without counting the rest.
 MIN_ITEM_TOKENS = 16
+# Items that do not fit are passed over until this many were: each costs its rendering
+# (its passages found), and what is left of the budget by then is small.
+SKIPPED_MAX = 8
 # The most candidates kept in the search cache for one question, so that one entry stays
 # small (docs/context.md has its size); a maxTokens near the limit asks for more, which
 # are found again each time rather than kept.
@@ -53,7 +56,17 @@ KEEP_MAX = 512
 TYPICAL_ITEM_TOKENS = 64
 ENTRIES_HEADER = "## Memory"
 EVENTS_HEADER = "## Recent events"
-MATCHED_EVENTS_HEADER = "## Recent events, the most relevant to the question first"
+MATCHED_EVENTS_HEADER = (
+    "## Events on the question, newest first (newer: said after an item below on the same thing)"
+)
+OTHER_EVENTS_HEADER = "## Other recent events"
+# What the mark of a newer item costs, held for it while packing so the marks added
+# after never take the section over its budget.
+NOTE_TOKENS = estimate_tokens(NEWER)
+# The most the headers of a question's events take, held for them while packing.
+HEADERS_ROOM = (
+    f"{MATCHED_EVENTS_HEADER} (occurred 2000-01-01 to 2000-01-01 first)\n\n{OTHER_EVENTS_HEADER}\n"
+)
 
 T = TypeVar("T", Entry, Event)
 
@@ -220,23 +233,30 @@ async def _fused(
 
 
 async def _recent_events(
-    conn: AsyncConnection, scopes: list[tuple[Scope, str | None]], limit: int
+    conn: AsyncConnection,
+    scopes: list[tuple[Scope, str | None]],
+    limit: int,
+    kinds: scope_params.Kinds,
 ) -> list[int]:
     """Seqs of the newest uncompressed events, newest first (read from the index alone)."""
     found: list[tuple[datetime, int]] = []
     for scope, ref in scopes:
-        values = scope_params.values([(scope, ref)]) | {"limit": limit}
-        rows = await conn.execute(_recent_events_statement(ref is None), values)
+        values = scope_params.values([(scope, ref)]) | {"limit": limit} | kinds.values()
+        rows = await conn.execute(_recent_events_statement(ref is None, kinds.shape), values)
         found.extend((r.occurred_at, r.seq) for r in rows)
     found.sort(reverse=True)
     return [seq for _, seq in found[:limit]]
 
 
 @cache
-def _recent_events_statement(ref_is_none: bool) -> Select[Any]:
+def _recent_events_statement(ref_is_none: bool, kinds: tuple[bool, bool]) -> Select[Any]:
     return (
         select(ev.c.occurred_at, ev.c.seq)
-        .where(*scope_params.in_scope(ev, 0, ref_is_none), ev.c.compressed_at.is_(None))
+        .where(
+            *scope_params.in_scope(ev, 0, ref_is_none),
+            ev.c.compressed_at.is_(None),
+            *scope_params.of_kinds(ev, kinds),
+        )
         # seq, not id, breaks ties: the partial index of uncompressed events ends in it
         # (the rowid), so SQLite walks it backwards and stops at the limit.
         .order_by(ev.c.occurred_at.desc(), ev.c.seq.desc())
@@ -244,21 +264,26 @@ def _recent_events_statement(ref_is_none: bool) -> Select[Any]:
     )
 
 
-def _reader(
-    conn: AsyncConnection, table: Any, columns: Sequence[Any], to_item: Callable[[Any], T]
-) -> Callable[[Sequence[int]], Awaitable[list[T]]]:
-    """Reads full rows by seq, in the order asked, remembering them for a second pass."""
-    kept: dict[int, T] = {}
-    stmt = _rows_statement(table, tuple(columns))
+class _Reader(Generic[T]):
+    """Reads full rows by seq, in the order asked, remembering them (and each one's seq by
+    its id) for a second pass."""
 
-    async def read(seqs: Sequence[int]) -> list[T]:
-        missing = [s for s in seqs if s not in kept]
+    def __init__(
+        self, conn: AsyncConnection, table: Any, columns: Sequence[Any], to_item: Callable[[Any], T]
+    ) -> None:
+        self.conn: AsyncConnection = conn
+        self.to_item: Callable[[Any], T] = to_item
+        self.kept: dict[int, T] = {}
+        self.seq_of: dict[str, int] = {}
+        self.stmt = _rows_statement(table, tuple(columns))
+
+    async def __call__(self, seqs: Sequence[int]) -> list[T]:
+        missing = [s for s in seqs if s not in self.kept]
         if missing:
-            rows = await conn.execute(stmt, {"seqs": missing})
-            kept.update((r.seq, to_item(r)) for r in rows)
-        return [kept[s] for s in seqs]
-
-    return read
+            for r in await self.conn.execute(self.stmt, {"seqs": missing}):
+                item = self.kept[r.seq] = self.to_item(r)
+                self.seq_of[item.id] = r.seq
+        return [self.kept[s] for s in seqs]
 
 
 @cache
@@ -273,6 +298,8 @@ class _Section(Generic[T]):
     tokens: int  # the sum of its pieces' estimates, never below estimate_tokens(text)
     items: list[T]  # shown, the last one possibly cut
     complete: bool  # every candidate shown in full
+    cut: bool = False  # its one item is cut down to fit
+    texts: tuple[str, ...] = ()  # each shown item as rendered, for a section laid out again
 
 
 async def _pack(
@@ -281,38 +308,118 @@ async def _pack(
     read: Callable[[Sequence[int]], Awaitable[list[T]]],
     render: Callable[[T], str],
     budget: int,
+    *,
+    extra: Callable[[T], int] | None = None,
 ) -> _Section[T]:
-    """Items in `order` under `header` until the budget runs out, read a page at a time."""
+    """Items in `order` under `header` while the budget lasts, read a page at a time: an
+    item that does not fit is left out and the next ones tried (first fit), so one long
+    item does not keep the shorter ones after it out."""
     if not order:
         return _Section("", 0, [], complete=True)
     head = f"{header}\n\n"
     pieces, used, shown = [head], estimate_tokens(head), list[T]()
+    texts: list[str] = []
+    complete = True
+    first_over: tuple[T, str] | None = None
     page, start = budget // TYPICAL_ITEM_TOKENS + 1, 0
-    while start < len(order):
+    skipped = 0
+    while start < len(order) and skipped < SKIPPED_MAX and budget - used >= MIN_ITEM_TOKENS:
         for item in await read(order[start : start + page]):
             text = render(item)
             piece = f"{text}\n\n"
             cost = estimate_tokens(piece)
-            if used + cost <= budget:
+            if used + cost + (extra(item) if extra else 0) <= budget:
                 pieces.append(piece)
-                used += cost
+                texts.append(text)
+                used += cost + (extra(item) if extra else 0)
                 shown.append(item)
                 continue
-            # Stop at the first item that does not fit rather than skip to smaller ones:
-            # the section stays in rank order, and a cut item's marker says where it went.
-            cut = cut_to_fit(text, item.id, budget - used, first=not shown)
-            if cut is not None:
-                pieces.append(cut)
-                used += estimate_tokens(cut)
-                shown.append(item)
-            if not shown:
-                return _Section("", 0, [], complete=False)
-            return _Section("".join(pieces), used, shown, complete=False)
+            complete = False
+            if first_over is None:
+                first_over = (item, text)
+            skipped += 1
+            if skipped >= SKIPPED_MAX:
+                break
         start, page = start + page, page * 2
-    return _Section("".join(pieces), used, shown, complete=True)
+    if not shown and first_over is not None:
+        # Nothing fits whole: the first item is cut rather than dropped, so an agent learns
+        # it exists, and its id, from the marker.
+        item, text = first_over
+        cut = cut_to_fit(text, item.id, budget - used, first=True)
+        if cut is None:
+            return _Section("", 0, [], complete=False)
+        tokens = used + estimate_tokens(cut)
+        return _Section(head + cut, tokens, [item], complete=False, cut=True)
+    complete = complete and start >= len(order)
+    return _Section("".join(pieces), used, shown, complete, texts=tuple(texts))
+
+
+def _newest_first(
+    packed: _Section[Event],
+    hits: set[int],
+    seq_of: dict[str, int],
+    q: evidence.Question,
+) -> _Section[Event]:
+    """The packed events laid out for a question: those on it newest first (a fact said
+    again later reads in its latest form first; those in the time the question names before
+    the others), each marked newer when an older one below speaks of the same words, then
+    the other recent events."""
+    window = q.window
+    on = sorted(
+        (e for e in packed.items if seq_of[e.id] in hits),
+        # Those in the time the question names (if it names one) first.
+        key=lambda e: (
+            window is not None and window.holds(e.occurred_at),
+            e.occurred_at,
+            seq_of[e.id],
+        ),
+        reverse=True,
+    )
+    others = [e for e in packed.items if seq_of[e.id] not in hits]
+    if packed.cut or not packed.items:
+        # One item cut to fit, or none: its heading is the section's.
+        header = MATCHED_EVENTS_HEADER if on else EVENTS_HEADER
+        return dataclasses.replace(packed, text=packed.text.replace(HEADERS_ROOM, header, 1))
+    text_of = dict(zip((e.id for e in packed.items), packed.texts, strict=True))
+    words = {e.id: evidence.words_held(text_of[e.id], q) for e in on}
+    pieces: list[str] = []
+    if on:
+        header = MATCHED_EVENTS_HEADER
+        if q.window is not None:  # say how the question's time was read
+            last = q.window.end - timedelta(days=1)
+            header += f"; those of {q.window.start:%Y-%m-%d} to {last:%Y-%m-%d} first"
+        pieces.append(f"{header}\n\n")
+        for i, e in enumerate(on):
+            text = text_of[e.id]
+            if any(
+                o.occurred_at < e.occurred_at and evidence.same_subject(words[e.id], words[o.id])
+                for o in on[i + 1 :]
+            ):
+                # The mark ends the item's heading line.
+                heading, rest = text.split("\n", 1)
+                text = f"{heading}{NEWER}\n{rest}"
+            pieces.append(text + "\n\n")
+    if others:
+        pieces.append(f"{OTHER_EVENTS_HEADER if on else EVENTS_HEADER}\n\n")
+        pieces.extend(text_of[e.id] + "\n\n" for e in others)
+    tokens = sum(estimate_tokens(p) for p in pieces)
+    return _Section("".join(pieces), tokens, on + others, packed.complete)
 
 
 # --------------------------------------------------------------------------- service
+
+
+def _kinds(kinds: Sequence[str] | None, exclude_kinds: Sequence[str] | None) -> scope_params.Kinds:
+    for values, field in ((kinds, "kinds"), (exclude_kinds, "excludeKinds")):
+        if values is not None and len(values) > limits.FILTER_VALUES_MAX:
+            raise TooLarge(
+                [field],
+                f"{field} has {len(values)} values; the limit is {limits.FILTER_VALUES_MAX}",
+            )
+        validation.check_filter_text(None, list(values or ()), field)
+    return scope_params.Kinds(
+        None if kinds is None else tuple(kinds), tuple(exclude_kinds) if exclude_kinds else None
+    )
 
 
 async def load_context(
@@ -323,10 +430,14 @@ async def load_context(
     query: str | None,
     max_tokens: int,
     include_institutional: bool,
+    kinds: Sequence[str] | None = None,
+    exclude_kinds: Sequence[str] | None = None,
     now: datetime | None = None,
 ) -> MemoryContextResult:
-    """The best memory of one scope (and the institutional one) as Markdown, in budget."""
+    """The best memory of one scope (and the institutional one) as Markdown, in budget;
+    of the raw events, only those of `kinds` (when given) and none of `exclude_kinds`."""
     validation.check_scope(scope, scope_ref)
+    event_kinds = _kinds(kinds, exclude_kinds)
     if not MIN_TOKENS <= max_tokens <= MAX_TOKENS:
         raise InvalidInput(
             ["maxTokens"], f"maxTokens must be {MIN_TOKENS} to {MAX_TOKENS}, got {max_tokens}"
@@ -343,7 +454,7 @@ async def load_context(
         return render_entry(e, q, room)
 
     def event_text(e: Event) -> str:
-        return render_event(e, q, room)
+        return render_event(e, q, min(room, evidence.EVENT_PASSAGES_TOKENS))
 
     if q is not None:
         await ranking.prepare(db, q.text)
@@ -353,7 +464,7 @@ async def load_context(
             limit=max_tokens // MIN_ITEM_TOKENS + 1,
         )  # fmt: skip
         ranked = [c.seq for c in (rank(found, WEIGHTS, now) if query is not None else found)]
-        read_entries = _reader(conn, en, entry_rows.COLUMNS, entry_rows.to_entry)
+        read_entries = _Reader(conn, en, entry_rows.COLUMNS, entry_rows.to_entry)
         ent = await _pack(
             ENTRIES_HEADER,
             ranked,
@@ -363,19 +474,24 @@ async def load_context(
         )
         events_budget = max_tokens - ent.tokens
         limit = events_budget // MIN_ITEM_TOKENS + 1
-        recent = await _recent_events(conn, scopes, limit)
-        header = EVENTS_HEADER
-        if q is not None:
+        recent = await _recent_events(conn, scopes, limit, event_kinds)
+        read_events = _Reader(conn, ev, EVENT_COLUMNS, to_event)
+        if q is None:
+            evs = await _pack(EVENTS_HEADER, recent, read_events, event_text, events_budget)
+        else:
             # Matching events by relevance first, then the newest of the rest.
-            matched = await evidence.ranked_events(conn, scopes, q, now)
-            recent = list(dict.fromkeys(matched + recent))
-            header = MATCHED_EVENTS_HEADER
-            if q.window is not None:  # say how the question's time was read
-                last = q.window.end - timedelta(days=1)
-                header += f" (occurred {q.window.start:%Y-%m-%d} to {last:%Y-%m-%d} first)"
-        evs = await _pack(
-            header, recent, _reader(conn, ev, EVENT_COLUMNS, to_event), event_text, events_budget
-        )
+            matched = await evidence.ranked_events(conn, scopes, q, now, kinds=event_kinds)
+            hits = set(matched)
+
+            def note_room(e: Event) -> int:
+                # Room for the mark the item may get once the section is newest first.
+                return NOTE_TOKENS if read_events.seq_of[e.id] in hits else 0
+
+            order = list(dict.fromkeys(matched + recent))
+            packed = await _pack(
+                HEADERS_ROOM, order, read_events, event_text, events_budget, extra=note_room
+            )
+            evs = _newest_first(packed, hits, read_events.seq_of, q)
         if not ent.complete and evs.tokens < events_budget:
             ent = await _pack(
                 ENTRIES_HEADER, ranked, read_entries, entry_text, max_tokens - evs.tokens

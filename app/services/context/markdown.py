@@ -71,6 +71,11 @@ def render_event(e: Event, q: evidence.Question | None = None, room: int = 0) ->
     return f"{head}\n\n{content(_passages(e.body, e.id, q, room))}"
 
 
+# The end of an event's heading line when an older item packed below it speaks of the same
+# thing: short, since most items on a question get it.
+NEWER = " · newer"
+
+
 def _marker(chars_left: int, item_id: str) -> str:
     return f"… [truncated: {chars_left} more characters, see {item_id}]\n\n"
 
