@@ -151,10 +151,10 @@ def test_compact_prints_one_line_per_run(
     assert len(lines) == 2
     assert lines[0] == (
         f"{acme} (acme): succeeded (dry run); buckets 1/1 compacted, 0 skipped; 1 entries; "
-        "3 events; tokens 0+0; summariser builtin-extractive-v1; 0 problems"
+        "3 events; tokens 0+0; summariser builtin-extractive-v2; 0 problems"
     )
     assert lines[1].endswith("(beta): succeeded (dry run); buckets 0/0 compacted, 0 skipped; "
-                             "0 entries; 0 events; tokens 0+0; summariser builtin-extractive-v1; "
+                             "0 entries; 0 events; tokens 0+0; summariser builtin-extractive-v2; "
                              "0 problems")  # fmt: skip
 
     code, out, err = jet(capsys, "compact", "--tenant", "acme")

@@ -58,7 +58,7 @@ class CompactionRun:
         description="a bucket was left because the token budget would be exceeded"
     )
     summariser: str = strawberry.field(
-        description="the model(s) that answered, or builtin-extractive-v1"
+        description="the model(s) that answered, or builtin-extractive-v2"
     )
     problems: list[str] = strawberry.field(
         description="one line per skipped or failed bucket: scope, scopeRef and why"

@@ -259,7 +259,7 @@ class CompactionRunRecord:
     budget_exceeded: bool  # some bucket was left because the token budget would be exceeded
     problems: list[str]  # one line per skipped or failed bucket: "scope scopeRef: why"
     entries_created: list[str]
-    summariser: str  # the model(s) that answered, or builtin-extractive-v1
+    summariser: str  # the model(s) that answered, or builtin-extractive-v2
 
 
 R = TypeVar("R")

@@ -180,7 +180,7 @@ class CompactionRun(TenantModel, table=True):
     # One line per skipped or failed bucket: "scope scopeRef: why" (never event text).
     problems: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     entries_created: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    summariser: str = Field(max_length=2200)  # the model(s) that answered, or builtin-extractive-v1
+    summariser: str = Field(max_length=2200)  # the model(s) that answered, or builtin-extractive-v2
     # Who runs it, refreshed while it runs: lets the next run tell a dead run from a slow one.
     owner_host: str | None = Field(default=None, max_length=255)
     owner_pid: int | None = None

@@ -138,3 +138,68 @@ def test_abbreviations_and_decimals_do_not_split_sentences() -> None:
     text = "Dr. Lee approved a 3.5% raise for Acme Inc. on Jan. 5 after e.g. two reviews."
     events = [EventText(at("2024-01-05"), "decision", f"Hello team.\n\n{text}", None)]
     assert text in summarise(events).body
+
+
+# A chat as LoCoMo's are: each turn a reply to the other speaker, then news of one's own.
+CITIES = (
+    "Lisbon Porto Valencia Bruges Krakow Tallinn Ljubljana Bergen Galway Aarhus Salzburg "
+    "Bologna Seville Utrecht Gdansk Turku Graz Malaga Ghent Riga"
+).split()
+REPLIES = [
+    "Wow, that sounds like such a great trip, you must be so excited about {}?",
+    "Have you ever thought about going back to {} with your whole family?",
+    "You always find the most beautiful places, {} looks amazing in your photos!",
+]
+
+
+def chat_fact(i: int) -> str:
+    return f"I spent {i + 2} days in {CITIES[i]} and bought a ceramic jug for my mother."
+
+
+def chat_events() -> list[EventText]:
+    events = []
+    for i in range(len(CITIES)):
+        who = ("Dana", "Sam")[i % 2]
+        reply = REPLIES[i % len(REPLIES)].format(CITIES[i - 1])
+        body = f"{who}: {reply} {chat_fact(i)}"
+        events.append(
+            EventText(at(f"2024-05-{1 + i // 10:02d}T10:{i:02d}:00"), "utterance", body, None)
+        )
+    return events
+
+
+def test_a_chat_keeps_each_speakers_own_statements_over_replies_and_questions() -> None:
+    events = chat_events()
+    body = summarise(events).body
+    for i in range(len(CITIES)):
+        assert chat_fact(i) in body, i
+    assert "Have you ever thought" not in body
+
+
+def test_a_sentence_keeps_its_speaker() -> None:
+    body = "Dana: Thanks so much! I moved to Lisbon in March 2023 with my partner."
+    events = [EventText(at("2024-05-01T10:00"), "utterance", body, None)]
+    assert "Dana: I moved to Lisbon in March 2023 with my partner." in summarise(events).body
+
+
+def test_one_line_per_day_and_kind() -> None:
+    said = [
+        ("2024-05-01T10:00", "Dana: I adopted a puppy named Biscuit."),
+        ("2024-05-01T10:01", "Sam: I ran my first 10k race in 52 minutes."),
+        ("2024-05-02T09:00", "Dana: I start at Acme on June 3."),
+    ]
+    events = [EventText(at(when), "utterance", body, None) for when, body in said]
+    lines = summarise(events).body.splitlines()
+    assert lines[:2] == [
+        "- 2024-05-01 · utterance: Dana: I adopted a puppy named Biscuit. "
+        "Sam: I ran my first 10k race in 52 minutes.",
+        "- 2024-05-02 · utterance: Dana: I start at Acme on June 3.",
+    ]
+
+
+def test_keeps_at_most_two_thirds_of_a_long_input() -> None:
+    events = chat_events() * 3  # every sentence a fact: more than the bound allows
+    input_chars = sum(len(e.body) for e in events)
+    for max_chars in (300, 1800, 100_000):
+        body = summarise(events, max_chars=max_chars).body
+        assert len(body) <= min(max_chars, input_chars * 2 // 3)

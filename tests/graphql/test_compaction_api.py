@@ -83,7 +83,7 @@ async def test_run_compaction_folds_and_links_both_ways(gql: Any, db: TenantDb) 
     assert run["status"] == "SUCCEEDED" and run["trigger"] == "API" and run["dryRun"] is False
     assert (run["bucketsConsidered"], run["bucketsCompacted"], run["bucketsSkipped"]) == (1, 1, 0)
     assert (run["periods"], run["eventsCompressed"]) == (1, 3)
-    assert run["summariser"] == "builtin-extractive-v1" and run["problems"] == []
+    assert run["summariser"] == "builtin-extractive-v2" and run["problems"] == []
     assert run["finishedAt"] is not None
     [entry] = run["entriesCreated"]
     assert entry["source"] == "COMPACTOR" and entry["importance"] == 4

@@ -125,3 +125,36 @@ async def test_a_bucket_of_several_periods_is_read_and_redacted_once(
     sent = [body for call in summariser.calls for body in call]
     assert sorted(sent) == sorted(e.body for e in batch)  # each event in one call
     assert all(scanned[e.body] == 1 for e in batch)
+
+
+def chat_turn(i: int) -> tuple[str, str]:
+    """A turn as LoCoMo's are (a reply to the other speaker, then news of one's own), and
+    its fact."""
+    who = ("Dana", "Sam")[i % 2]
+    fact = f"I spent {i + 2} days in Lisbon and bought {i + 1} ceramic jugs for my mother."
+    return f"{who}: Wow, you must be so excited about the trip, what a time! {fact}", fact
+
+
+async def test_a_chats_facts_survive_compaction(db: TenantDb, settings: Settings) -> None:
+    """Every turn's own statement is kept verbatim by the default summariser, a session's
+    turns folded a few hundred tokens at a time."""
+    # A session of 20 turns a day, a minute apart.
+    at = [NOW - timedelta(days=200 - i // 20) + timedelta(minutes=i) for i in range(120)]
+    batch = [
+        EventIn(Scope.ENTITY, "chat", "utterance", chat_turn(i)[0], occurred_at=at[i])
+        for i in range(120)
+    ]
+    await events.append_events(db, batch)
+    policy = TenantPolicy(db.tenant_id)
+    run = await compaction.run_compaction(
+        db, policy=policy, summariser=BuiltinSummariser(), settings=settings, trigger="cli", now=NOW
+    )
+    assert run.events_compressed == 120 and not run.problems
+    text = ""
+    for entry_id in run.entries_created:
+        e = await entries.get_entry(db, entry_id)
+        assert e is not None
+        assert estimate_tokens(render_entry(e)) <= settings.compaction_summary_max_tokens
+        text += e.summary
+    missing = [i for i in range(120) if chat_turn(i)[1] not in text]
+    assert missing == []

@@ -33,7 +33,7 @@ class Summary:
 class SummaryResult:
     title: str  # one line
     body: str  # Markdown, ending with a provenance line (what was folded, by what)
-    model: str  # the model that answered, or builtin-extractive-v1
+    model: str  # the model that answered, or builtin-extractive-v2
     prompt_tokens: int
     completion_tokens: int
     tags: tuple[str, ...] = ()  # the people and clients it names, to find it by tag
@@ -60,7 +60,7 @@ class SummaryFailed(Exception):
 class Summariser(Protocol):
     @property
     def name(self) -> str:
-        """The model it asks first, or builtin-extractive-v1 (for logs and the run)."""
+        """The model it asks first, or builtin-extractive-v2 (for logs and the run)."""
         ...
 
     @property

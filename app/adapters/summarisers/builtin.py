@@ -3,7 +3,8 @@ tokens spent; and its algorithm.
 
 It only selects and arranges sentences already in the events: it never rewrites one, so a
 number, name or date in the summary is always the one the event said; a relative date
-("yesterday") gets its absolute date added in brackets, so the sentence still says when.
+("yesterday") gets its absolute date added in brackets, so the sentence still says when, and
+a chat line keeps its speaker ("Dana: "), so the sentence still says who.
 """
 
 import re
@@ -20,7 +21,7 @@ from app.adapters.summarisers.base import (
     SummaryResult,
 )
 
-BUILTIN_SUMMARISER_NAME = "builtin-extractive-v1"
+BUILTIN_SUMMARISER_NAME = "builtin-extractive-v2"
 
 
 # --- sentences ---------------------------------------------------------------------------
@@ -139,6 +140,26 @@ def _said(unit: str) -> str:
     return _SPEAKER.sub("", unit, count=1)
 
 
+_FIRST_PERSON = _words(
+    r"I|I'm|I've|I'd|I'll|my|me|mine|myself|we|we're|we've|we'd|we'll|our|ours|us"
+)
+_SECOND_PERSON = _words(r"you|your|yours|you're|you've|you'd|you'll|yourself")
+
+
+def _voice(unit: str) -> int:
+    """What a sentence's voice adds to its rank: a speaker's own statement (what they did,
+    have, like or plan) holds the facts of a chat; a question or a reply about the listener
+    ("That's great, you must be proud!") seldom does."""
+    text = _said(unit).rstrip()
+    if text.endswith("?"):
+        return -2
+    if _FIRST_PERSON.search(text):
+        return 2
+    if _SECOND_PERSON.search(text):
+        return -1
+    return 0
+
+
 def rare_words(bodies: Sequence[str]) -> frozenset[str]:
     """The words (4+ letters, lower-cased) in few of these events: a sentence holding one
     says something said once, not the template of a routine message."""
@@ -221,13 +242,20 @@ def _footer(n: int) -> str:
     return f"_Summarised by {BUILTIN_SUMMARISER_NAME} from {n} events._"
 
 
+# The share of its input a summary may keep (within max_chars): a chat's facts are spread over
+# most of its turns, and at a third half of them were lost (docs/context-eval.md).
+KEEP_SHARE = 2 / 3
+MIN_BUDGET = 600  # characters a summary of a short input may always take
+
+
 def summarise_extractive(
     events: Sequence[EventText], *, scope_label: str, period_label: str, max_chars: int = 4000
 ) -> Summary:
     """A deterministic extractive summary: the fact-bearing sentences, verbatim, by date.
 
-    The body (footer included) stays within max_chars and, for inputs over 1,800
-    characters, within a third of the input.
+    One line per day and kind, each event's sentences after its speaker. The body (footer
+    included) stays within max_chars and, for inputs over 900 characters, within two thirds
+    of the input.
     """
     if not events:
         raise ValueError("no events to summarise")
@@ -237,7 +265,7 @@ def summarise_extractive(
     n = len(ordered)
     input_chars = sum(len(e.body) for e in ordered)
     footer = _footer(n)
-    budget = min(max_chars, max(input_chars // 3, 600)) - len(footer) - 2
+    budget = min(max_chars, max(int(input_chars * KEEP_SHARE), MIN_BUDGET)) - len(footer) - 2
 
     rare = rare_words([e.body for e in ordered])
     candidates: list[_Candidate] = []
@@ -245,24 +273,29 @@ def summarise_extractive(
         for unit in _units(event.body):
             score = _score(unit, rare)
             if score > 0:  # no signal at all: meeting prose the summary is meant to drop
-                candidates.append(_Candidate(index, len(candidates), unit, score))
+                rank = score + _voice(unit)
+                candidates.append(_Candidate(index, len(candidates), unit, rank))
 
-    prefixes = [
-        f"- {e.occurred_at.strftime('%Y-%m-%d')} · {' '.join(e.kind.split())}: " for e in ordered
-    ]
+    # A day's events of one kind share a line: its date and kind are written once.
+    days = [(f"{e.occurred_at:%Y-%m-%d}", " ".join(e.kind.split())) for e in ordered]
+    speakers = [_speaker(e.body) for e in ordered]
     chosen: list[_Candidate] = []
     signatures: list[tuple[frozenset[str], frozenset[str]]] = []
     events_used: set[int] = set()
+    days_used: set[tuple[str, str]] = set()
     used = 0
     shown = {
         c.position: resolve_relative_dates(c.text, ordered[c.event].occurred_at.date())
         for c in candidates
     }  # scored and compared as said, shown with the absolute dates of relative ones
     for cand in sorted(candidates, key=lambda c: (-c.score, c.position)):
-        # A first sentence of an event pays for its bullet prefix and line break.
-        cost = len(shown[cand.position]) + (
-            len(prefixes[cand.event]) + 1 if cand.event not in events_used else 1
-        )
+        cost = len(shown[cand.position]) + 1  # and the space or line break before it
+        if cand.event not in events_used:
+            # An event's first sentence pays for its speaker, and a day's for its prefix.
+            speaker = speakers[cand.event]
+            cost += len(speaker) if speaker and not cand.text.startswith(speaker) else 0
+            day = days[cand.event]
+            cost += len(_prefix(day)) if day not in days_used else 0
         if used + cost > budget:
             continue
         sig = _signature(cand.text)
@@ -271,19 +304,36 @@ def summarise_extractive(
         chosen.append(cand)
         signatures.append(sig)
         events_used.add(cand.event)
+        days_used.add(days[cand.event])
         used += cost
 
-    lines: list[str] = []
     by_event: dict[int, list[str]] = {}
     for cand in sorted(chosen, key=lambda c: c.position):
-        by_event.setdefault(cand.event, []).append(shown[cand.position])
+        texts = by_event.setdefault(cand.event, [])
+        speaker = speakers[cand.event]
+        if not texts and speaker and not cand.text.startswith(speaker):
+            texts.append(speaker.rstrip())  # who said it, as the event said it
+        texts.append(shown[cand.position])
+    by_day: dict[tuple[str, str], list[str]] = {}
     for index, texts in by_event.items():
-        lines.append(prefixes[index] + " ".join(texts))
+        by_day.setdefault(days[index], []).append(" ".join(texts))
+    lines = [_prefix(day) + " ".join(texts) for day, texts in by_day.items()]
     if not lines:
         lines.append("_No decisions, figures or commitments found in these events._")
     body = "\n".join(lines) + "\n\n" + footer
     tags = recurring_names(body, [e.body for e in ordered])
     return Summary(title=_title(scope_label, period_label, n), body=body, tags=tags)
+
+
+def _prefix(day: tuple[str, str]) -> str:
+    """A summary line's start, as the context loader reads its date: "- 2024-03-04 · call: "."""
+    return f"- {day[0]} · {day[1]}: "
+
+
+def _speaker(body: str) -> str:
+    """The event's speaker label ("Dana Whitfield: "), or "" when it opens with none."""
+    m = _SPEAKER.match(body.lstrip())
+    return m.group() if m else ""
 
 
 # --- the names a summary is tagged with ----------------------------------------------------
@@ -409,7 +459,7 @@ class BuiltinSummariser:
         )
         return SummaryResult(
             title=summary.title,
-            body=summary.body,  # ends with its own "_Summarised by builtin-extractive-v1…_"
+            body=summary.body,  # ends with its own "_Summarised by builtin-extractive-v2…_"
             model=BUILTIN_SUMMARISER_NAME,
             prompt_tokens=0,
             completion_tokens=0,

@@ -38,9 +38,9 @@ EVENT_FRAMING_TOKENS = 20
 # compaction_summary_max_tokens holds besides the summary's own text.
 ENTRY_FRAME_TOKENS = 150
 # A period holds at most this many times its summary's text bound of event text: the
-# built-in summariser keeps up to a third of what it reads, so a fact is not squeezed out
+# built-in summariser keeps up to two thirds of what it reads, so a fact is not squeezed out
 # by the bound, and each entry stays small enough for several to fit one context.
-FOLD_RATIO = 3
+FOLD_RATIO = 1.5
 # Periods of one bucket whose texts planning keeps (each at most compaction_max_input_tokens
 # of text): DLP and the read are not done twice, and a bucket in flight holds a bounded
 # amount of text however many events it has.
@@ -137,7 +137,7 @@ class Planner:
     async def plan(self, bucket: Bucket) -> list[Period]:
         """The bucket's periods (streamed, DLP before any byte leaves); Skip or Gone."""
         limit = self.settings.compaction_max_input_tokens
-        fold = FOLD_RATIO * summary_text_tokens(self.settings)
+        fold = int(FOLD_RATIO * summary_text_tokens(self.settings))
         findings: Counter[str] = Counter()
         label = self.scope_label(bucket, findings)
         base = _request_base_tokens(label)
