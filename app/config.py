@@ -346,9 +346,14 @@ class Settings(BaseSettings):
         gt=0,
         description="How often the background indexer looks for entries to embed, per process.",
     )
-    embed_sweep_tenants: int = Field(default=8, ge=1, le=10_000, description="Tenants not "
+    embed_sweep_tenants: int = Field(
+        default=8,
+        ge=1,
+        le=10_000,
+        description="Tenants not "
         "open in a process that its background indexer looks at per pass, in turn (the open "
-        "ones: every pass).")  # fmt: skip
+        "ones: every pass).",
+    )
     fusion_dense_weight: float = Field(
         default=0.1,
         ge=0,

@@ -41,11 +41,13 @@ class Container:
         if self.embedders is None:
             return None
         return Indexer(
-            self.control, self.tenants,
+            self.control,
+            self.tenants,
             self.embedders.for_worker if worker else self.embedders.for_api,
-            batch=self.settings.embed_batch, interval=self.settings.embed_interval_seconds,
+            batch=self.settings.embed_batch,
+            interval=self.settings.embed_interval_seconds,
             sweep=self.settings.embed_sweep_tenants,
-        )  # fmt: skip
+        )
 
     async def aclose(self) -> None:
         if self.embedders is not None:
@@ -104,8 +106,9 @@ def _local_embedder() -> embedders.LocalEmbedder | None:
 
 def _semantic(settings: Settings, embedders: TenantEmbedders) -> fusion.Semantic:
     return fusion.Semantic(
-        embedder_for=embedders.for_tenant, weight=settings.fusion_dense_weight,
+        embedder_for=embedders.for_tenant,
+        weight=settings.fusion_dense_weight,
         depth=settings.fusion_depth,
         matrices=vector_matrix.Matrices(max_vectors=settings.fusion_max_vectors),
         min_similarity=settings.fusion_min_similarity,
-    )  # fmt: skip
+    )

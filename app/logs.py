@@ -75,8 +75,10 @@ class _TimeOncePerSecond(logging.Formatter):
         second = int(record.created)
         cached = self._second
         if cached[0] != second:
-            cached = self._second = (second, time.strftime(self.default_time_format,
-                                                           time.localtime(second)))  # fmt: skip
+            cached = self._second = (
+                second,
+                time.strftime(self.default_time_format, time.localtime(second)),
+            )
         return self.default_msec_format % (cached[1], record.msecs)
 
 
@@ -153,10 +155,14 @@ class JsonFormatter(_TimeOncePerSecond, _JsonFormatter):
 def config(level: str, fmt: str) -> dict[str, Any]:
     """A logging.config dict: one stderr handler on the root; uvicorn's loggers propagate."""
     formatter: dict[str, Any] = (
-        {"()": "app.logs.JsonFormatter", "fmt": JSON_FIELDS,
-         "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"}}
-        if fmt == "json" else {"()": "app.logs.TextFormatter", "fmt": TEXT_FORMAT}
-    )  # fmt: skip
+        {
+            "()": "app.logs.JsonFormatter",
+            "fmt": JSON_FIELDS,
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        }
+        if fmt == "json"
+        else {"()": "app.logs.TextFormatter", "fmt": TEXT_FORMAT}
+    )
     quiet = {"handlers": [], "propagate": True}
     return {
         "version": 1,

@@ -22,23 +22,28 @@ from prometheus_client import (
 MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 HTTP_REQUESTS = Counter(
-    "jet_http_requests", "HTTP requests answered, by route template, method and status.",
+    "jet_http_requests",
+    "HTTP requests answered, by route template, method and status.",
     ["route", "method", "status"],
-)  # fmt: skip
+)
 HTTP_LATENCY = Histogram(
-    "jet_http_request_duration_seconds", "Time to answer an HTTP request, by route template.",
+    "jet_http_request_duration_seconds",
+    "Time to answer an HTTP request, by route template.",
     ["route", "method"],
-)  # fmt: skip
+)
 GRAPHQL_OPERATIONS = Counter(
-    "jet_graphql_operations", "GraphQL operations, by operation name, type and HTTP status.",
+    "jet_graphql_operations",
+    "GraphQL operations, by operation name, type and HTTP status.",
     ["operation", "type", "status"],
-)  # fmt: skip
+)
 GRAPHQL_LATENCY = Histogram(
-    "jet_graphql_operation_duration_seconds", "Time to answer a GraphQL operation.",
+    "jet_graphql_operation_duration_seconds",
+    "Time to answer a GraphQL operation.",
     ["operation", "type"],
-)  # fmt: skip
-RATE_LIMITED = Counter("jet_rate_limited_requests", "Requests refused with 429, by surface.",
-                       ["surface"])  # fmt: skip
+)
+RATE_LIMITED = Counter(
+    "jet_rate_limited_requests", "Requests refused with 429, by surface.", ["surface"]
+)
 EVENTS_APPENDED = Counter("jet_events_appended", "Events stored (idempotent replays excluded).")
 ENTRY_SEARCH_CACHE = Counter(
     "jet_entry_search_cache_lookups",
@@ -47,7 +52,7 @@ ENTRY_SEARCH_CACHE = Counter(
     "cached), stale (cached before the tenant's entries last changed) or joined (the same "
     "search was running: its page was awaited rather than searched again).",
     ["result"],
-)  # fmt: skip
+)
 ENTRY_SEARCH_CACHE_EVICTIONS = Counter(
     "jet_entry_search_cache_evictions", "Search pages dropped to keep the cache within its size."
 )
@@ -56,8 +61,9 @@ ENTRIES_EMBEDDED = Counter(
     "Entry vectors the background indexer stored (app/services/search/indexer.py).",
 )
 
-COMPACTION_RUNS = Counter("jet_compaction_runs", "Compaction runs finished, by status.",
-                          ["status", "trigger"])  # fmt: skip
+COMPACTION_RUNS = Counter(
+    "jet_compaction_runs", "Compaction runs finished, by status.", ["status", "trigger"]
+)
 COMPACTION_BUCKETS = Counter(
     "jet_compaction_buckets", "Compaction buckets, by outcome (compacted or skipped).", ["outcome"]
 )
@@ -71,13 +77,15 @@ COMPACTION_DLP_STOPS = Counter(
     "jet_compaction_dlp_stops", "Compaction buckets left untouched because DLP blocked them."
 )
 WEBHOOK_ATTEMPTS = Counter(
-    "jet_webhook_attempts", "Webhook delivery attempts, by outcome (delivered or failed)."
-    , ["outcome"]
-)  # fmt: skip
+    "jet_webhook_attempts",
+    "Webhook delivery attempts, by outcome (delivered or failed).",
+    ["outcome"],
+)
 WEBHOOK_LAG = Histogram(
-    "jet_webhook_delivery_lag_seconds", "From a change to its first delivered attempt.",
+    "jet_webhook_delivery_lag_seconds",
+    "From a change to its first delivered attempt.",
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600, 3600, 86400),
-)  # fmt: skip
+)
 WEBHOOK_ENDPOINTS_DISABLED = Counter(
     "jet_webhook_endpoints_disabled", "Webhook endpoints disabled after a day of failures."
 )

@@ -90,8 +90,7 @@ def redis_settings_for(url: str | None) -> RedisSettings:
     # by itself once Redis answers again. A longer outage still ends it: run the worker
     # under a restart policy (compose `restart: unless-stopped`, systemd `Restart=always`).
     # The cost: a SIGTERM during an outage waits up to as long (arq's close() talks to Redis).
-    settings.retry = Retry(ExponentialBackoff(cap=REDIS_BACKOFF_CAP_S, base=0.1),
-                           REDIS_RETRIES)  # fmt: skip
+    settings.retry = Retry(ExponentialBackoff(cap=REDIS_BACKOFF_CAP_S, base=0.1), REDIS_RETRIES)
     # OSError: redis-py 5 retries connect() only for it (a refused connection is not yet
     # a redis ConnectionError there).
     settings.retry_on_error = [RedisConnectionError, RedisTimeoutError, OSError]
@@ -174,10 +173,12 @@ async def deliver_webhooks(ctx: Ctx) -> None:
                 # known, and try the list again next pass; the loop must never die.
                 log.exception("webhook loop: listing the tenants with webhooks failed")
         for chunk in _chunks(tenant_ids):
-            await asyncio.gather(*(
-                _webhook_pass(container, t, ctx["webhook_http"], config, owner, limit)
-                for t in chunk
-            ))  # fmt: skip
+            await asyncio.gather(
+                *(
+                    _webhook_pass(container, t, ctx["webhook_http"], config, owner, limit)
+                    for t in chunk
+                )
+            )
         await asyncio.sleep(max(0.0, settings.webhook_poll_seconds - (time.monotonic() - started)))
 
 
@@ -245,8 +246,11 @@ async def startup(ctx: Ctx) -> None:
         ctx["metrics_server"] = start_http_server(
             settings.worker_metrics_port, addr=settings.worker_metrics_host
         )
-        log.info("worker metrics on http://%s:%d/metrics",
-                 settings.worker_metrics_host, settings.worker_metrics_port)  # fmt: skip
+        log.info(
+            "worker metrics on http://%s:%d/metrics",
+            settings.worker_metrics_host,
+            settings.worker_metrics_port,
+        )
     ctx["container"] = await deps.build(settings)
     # One client for every job of this worker: connections to a tenant's gateway are
     # reused across its buckets. Timeouts are per request, from the tenant's policy.

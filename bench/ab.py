@@ -129,10 +129,14 @@ def replay_requests(run: Run, name: str, a: argparse.Namespace) -> list[dict[str
     if name == "search":
         _, key = run_async(bench_data.search_tenant(run.data_dir, a.entries))
         return [
-            run.gql_request(key, bench_data.SEARCH_QUERY,
-                            {"f": {"search": q, "scope": scope.upper(), "scopeRef": ref}}, tag)
+            run.gql_request(
+                key,
+                bench_data.SEARCH_QUERY,
+                {"f": {"search": q, "scope": scope.upper(), "scopeRef": ref}},
+                tag,
+            )
             for tag, q, scope, ref in bench_data.search_cases()
-        ]  # fmt: skip
+        ]
     _, key = run_async(bench_data.events_tenant(run.data_dir, a.events, max(1000, a.events // 100)))
     if name == "events":
         return [
@@ -152,23 +156,45 @@ def append_phase(
     out: dict[str, float] = {}
     for surface, mode, path in surfaces(batch):
         if i == -1:  # warm up, not verified (another run id)
-            run_wrk(srv.url, mode=mode, key=key, path=path, seconds=1, connections=connections,
-                    run_id=f"warm{surface}", batch=batch)  # fmt: skip
+            run_wrk(
+                srv.url,
+                mode=mode,
+                key=key,
+                path=path,
+                seconds=1,
+                connections=connections,
+                run_id=f"warm{surface}",
+                batch=batch,
+            )
             continue
         run_id = f"ab{side.label}{name}{surface}{i}"
         side.acks[name][run_id] = run.work / f"acks-{run_id}"
-        r = run.wrk_round(srv, f"{side.label} {name} {surface} #{i + 1}", mode=mode, key=key,
-                          path=path, seconds=seconds, connections=connections, run_id=run_id,
-                          ack_dir=side.acks[name][run_id], batch=batch)  # fmt: skip
+        r = run.wrk_round(
+            srv,
+            f"{side.label} {name} {surface} #{i + 1}",
+            mode=mode,
+            key=key,
+            path=path,
+            seconds=seconds,
+            connections=connections,
+            run_id=run_id,
+            ack_dir=side.acks[name][run_id],
+            batch=batch,
+        )
         out[f"{name} {surface} events/s"] = r["echoed"] / (r["duration_us"] / 1e6)
         out[f"{name} {surface} server CPU us/req"] = r["server_cpu_us_per_req"]
     return out
 
 
 def replay_phase(
-    run: Run, srv: Server, side: Side, name: str, i: int, requests: list[dict[str, Any]],
+    run: Run,
+    srv: Server,
+    side: Side,
+    name: str,
+    i: int,
+    requests: list[dict[str, Any]],
     seconds: float,
-) -> dict[str, float]:  # fmt: skip
+) -> dict[str, float]:
     r = run.wrk_replay(srv, f"{side.label}-{name}-{i}", requests, 16, seconds, "replay_gql")
     if r["bad"]:
         raise SystemExit(f"{side.label}: {r['bad']} bad responses in {name}: {r['bad_sample']}")
@@ -211,8 +237,14 @@ def align(data_dir: Path, revision: str, kind: Kind = "tenant") -> None:
             engine.dispose()
 
 
-def one_side(run: Run, side: Side, a: argparse.Namespace, i: int, only: list[str],
-             requests: dict[str, list[dict[str, Any]]]) -> None:  # fmt: skip
+def one_side(
+    run: Run,
+    side: Side,
+    a: argparse.Namespace,
+    i: int,
+    only: list[str],
+    requests: dict[str, list[dict[str, Any]]],
+) -> None:
     env = {**({} if a.search_cache else {"JET_SEARCH_CACHE_PAGES": "0"}), **side.env}
     log = run.work / f"server-{side.label}.log"
     align_side(run.data_dir, side.tree)
@@ -221,8 +253,15 @@ def one_side(run: Run, side: Side, a: argparse.Namespace, i: int, only: list[str
             phase(run, srv, side, a, i, name, requests)
 
 
-def phase(run: Run, srv: Server, side: Side, a: argparse.Namespace, i: int, name: str,
-          requests: dict[str, list[dict[str, Any]]]) -> None:  # fmt: skip
+def phase(
+    run: Run,
+    srv: Server,
+    side: Side,
+    a: argparse.Namespace,
+    i: int,
+    name: str,
+    requests: dict[str, list[dict[str, Any]]],
+) -> None:
     if name in APPENDS:
         append_phase(run, srv, side, name, -1, a.seconds)
         got = append_phase(run, srv, side, name, i, a.seconds)
@@ -232,8 +271,13 @@ def phase(run: Run, srv: Server, side: Side, a: argparse.Namespace, i: int, name
         side.figures.setdefault(figure, []).append(value)
 
 
-def together(run: Run, sides: list[Side], a: argparse.Namespace, only: list[str],
-             requests: dict[str, list[dict[str, Any]]]) -> None:  # fmt: skip
+def together(
+    run: Run,
+    sides: list[Side],
+    a: argparse.Namespace,
+    only: list[str],
+    requests: dict[str, list[dict[str, Any]]],
+) -> None:
     """Both servers up at once, each on its own copy of the data, each phase loading both at
     the same time: on a machine shared with other work, both sides meet the same load."""
     env = {} if a.search_cache else {"JET_SEARCH_CACHE_PAGES": "0"}
@@ -243,11 +287,17 @@ def together(run: Run, sides: list[Side], a: argparse.Namespace, only: list[str]
         align_side(side.data_dir, side.tree)
     with contextlib.ExitStack() as stack:
         servers = [
-            stack.enter_context(Server(data_dir=side.data_dir, env={**env, **side.env},
-                                       tree=side.tree,
-                                       log_path=run.work / f"server-{side.label}.log"))
-            for side in sides if side.data_dir is not None
-        ]  # fmt: skip
+            stack.enter_context(
+                Server(
+                    data_dir=side.data_dir,
+                    env={**env, **side.env},
+                    tree=side.tree,
+                    log_path=run.work / f"server-{side.label}.log",
+                )
+            )
+            for side in sides
+            if side.data_dir is not None
+        ]
         for i, name in itertools.product(range(a.rounds), only):
             print(f"\n== round {i + 1}: {name}, both sides at once ==", flush=True)
             with ThreadPoolExecutor(len(sides)) as pool:
@@ -281,8 +331,10 @@ def table(sides: list[Side], checks: dict[str, dict[str, int]]) -> str:
         ratio = f"{f / b:.3f}" if b else "-"
         lines.append(f"| {figure} | {b:,.2f} | {f:,.2f} | {ratio} |")
     for label, c in checks.items():
-        lines.append(f"| appends lost / duplicated, {label} | {c['lost']} / {c['duplicated']} "
-                     f"of {c['acked']:,} acknowledged events | | |")  # fmt: skip
+        lines.append(
+            f"| appends lost / duplicated, {label} | {c['lost']} / {c['duplicated']} "
+            f"of {c['acked']:,} acknowledged events | | |"
+        )
     return "\n".join(lines)
 
 
@@ -302,9 +354,12 @@ def main() -> None:
     )
     for label in ("before", "after"):
         p.add_argument(
-            f"--{label}-env", action="append", default=[], metavar="NAME=VALUE",
+            f"--{label}-env",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
             help=f"a setting of the {label} side's server (a fast-path switch...)",
-        )  # fmt: skip
+        )
     a = p.parse_args()
     side_env: dict[str, dict[str, str]] = {}
     for label in ("before", "after"):
@@ -356,10 +411,15 @@ def main() -> None:
     print("\nratio > 1: after is faster for events/s and req/s, slower for p99 ms and server CPU")
     out = RESULTS / f"ab-{run.stamp}.json"
     report: dict[str, Any] = {
-        "before": a.before, "after": a.after or str(ROOT), "rounds": a.rounds,
-        "seconds": a.seconds, "figures": {s.label: s.figures for s in sides}, "appends": checks,
-        "settings": {s.label: s.env for s in sides}, "together": a.together,
-    }  # fmt: skip
+        "before": a.before,
+        "after": a.after or str(ROOT),
+        "rounds": a.rounds,
+        "seconds": a.seconds,
+        "figures": {s.label: s.figures for s in sides},
+        "appends": checks,
+        "settings": {s.label: s.env for s in sides},
+        "together": a.together,
+    }
     out.write_text(json.dumps(report, indent=1))
     print(f"results: {out}")
     if any(c["lost"] or c["duplicated"] for c in checks.values()):

@@ -132,8 +132,13 @@ def cases(key: str, search_key: str) -> dict[str, Case]:
         return json.dumps({"query": query, "variables": variables}).encode()
 
     def event(i: int) -> dict[str, Any]:
-        return {"scopeRef": f"ref{i % 10}", "kind": "note", "body": BODY, "source": "bench",
-                "sourceRef": f"r{next(counter)}"}  # fmt: skip
+        return {
+            "scopeRef": f"ref{i % 10}",
+            "kind": "note",
+            "body": BODY,
+            "source": "bench",
+            "sourceRef": f"r{next(counter)}",
+        }
 
     trivial = json.dumps({"query": "{ __typename }"}).encode()
     return {
@@ -194,11 +199,18 @@ async def seed(data_dir: Path) -> tuple[str, str]:
         async with container.tenants.lease(tenant.id) as db:
             for ref in range(4):
                 batch = [
-                    EventIn(scope=Scope.ENTITY, scope_ref=f"big{ref}", kind="note",
-                            body=f"{BODY} #{n}", source="inbox", source_ref=f"m{ref}-{n}",
-                            occurred_at=start + timedelta(minutes=n), idempotency_key=None)
+                    EventIn(
+                        scope=Scope.ENTITY,
+                        scope_ref=f"big{ref}",
+                        kind="note",
+                        body=f"{BODY} #{n}",
+                        source="inbox",
+                        source_ref=f"m{ref}-{n}",
+                        occurred_at=start + timedelta(minutes=n),
+                        idempotency_key=None,
+                    )
                     for n in range(200)
-                ]  # fmt: skip
+                ]
                 await event_service.append_events(db, batch, max_rows=2000)
         return tenant.id, issued.secret
     finally:
@@ -296,8 +308,11 @@ async def main(args: argparse.Namespace) -> None:
                 if prof:
                     prof.disable()
                 loop = "" if name == "tenant_first" else f"  {LOOP_CPU[0]:7.1f} on the loop"
-                print(f"{name:15s} {rate:9,.0f} req/s  {cpu_us:7.1f} us CPU/req{loop}"
-                      f"  ({n} requests)", flush=True)  # fmt: skip
+                print(
+                    f"{name:15s} {rate:9,.0f} req/s  {cpu_us:7.1f} us CPU/req{loop}"
+                    f"  ({n} requests)",
+                    flush=True,
+                )
                 if args.hops:
                     print(f"{'':12s} {(HOPS[0] - hops0) / n:9.1f} aiosqlite thread hops/req")
                 if prof:

@@ -97,13 +97,31 @@ DURABLE = {
 }
 CHUNK = 20_000
 ENTRY_COLS = [
-    "id", "scope", "scope_ref", "title", "summary", "tags", "importance", "source",
-    "created_at", "updated_at", "version",
-]  # fmt: skip
+    "id",
+    "scope",
+    "scope_ref",
+    "title",
+    "summary",
+    "tags",
+    "importance",
+    "source",
+    "created_at",
+    "updated_at",
+    "version",
+]
 EVENT_COLS = [
-    "id", "scope", "scope_ref", "kind", "body", "source", "source_ref", "occurred_at",
-    "recorded_at", "compressed_at", "compressed_into",
-]  # fmt: skip
+    "id",
+    "scope",
+    "scope_ref",
+    "kind",
+    "body",
+    "source",
+    "source_ref",
+    "occurred_at",
+    "recorded_at",
+    "compressed_at",
+    "compressed_into",
+]
 
 
 # ------------------------------------------------------------------------ PostgreSQL
@@ -645,9 +663,17 @@ class Bench:
         percentile, and `note` goes on the p95 row."""
         for p in (50, 95):
             self.rows.append(
-                Cmp(workload, metric.format(p=p), "ms", pct(ms["sqlite"], p),
-                    pct(ms["postgresql"], p), cmd, "lower", note if p == 95 else "")
-            )  # fmt: skip
+                Cmp(
+                    workload,
+                    metric.format(p=p),
+                    "ms",
+                    pct(ms["sqlite"], p),
+                    pct(ms["postgresql"], p),
+                    cmd,
+                    "lower",
+                    note if p == 95 else "",
+                )
+            )
 
     def cpu_note(self, out: dict[str, dict[str, Any]]) -> str:
         parts = []
@@ -975,19 +1001,37 @@ def kendall_tau(a: Sequence[str], b: Sequence[str]) -> float | None:
 
 PROBES: list[tuple[str, str, list[str]]] = [
     # (title, summary, questions): tokenizer and stemmer differences
-    ("Crème brûlée launch at Café Müller", "Dessert campaign for the café.", ["creme", "cafe",
-     "muller", "café", "müller"]),
-    ("Organisation of the e-mail follow-ups", "Follow-up emails after each webinar.",
-     ["organization", "organisation", "email", "e-mail", "followup", "follow"]),
-    ("Retargeting lookalikes generously funded", "Running re-targeting with generous caps.",
-     ["retarget", "retargeted", "generous", "generously", "run", "ran", "lookalike"]),
-    ("Quarterly reporting for analytics", "Analyses of the quarter's analytic reports.",
-     ["analysis", "analyse", "analyze", "analytical", "report", "quart", "ana"]),
-    ("Contact dana.whitfield@acme-outdoor.com", "Tiers at https://acme-outdoor.com/pricing.",
-     ["dana", "whitfield", "acme", "outdoor", "pricing", "tiers"]),
-    ("ROAS 4.0 target and 3x CPA", "Target for 2026-Q3: ROAS 4.0, CPA $31.40, v2 pixel.",
-     ["4.0", "4", "31.40", "q3", "2026", "v2", "3x"]),
-]  # fmt: skip
+    (
+        "Crème brûlée launch at Café Müller",
+        "Dessert campaign for the café.",
+        ["creme", "cafe", "muller", "café", "müller"],
+    ),
+    (
+        "Organisation of the e-mail follow-ups",
+        "Follow-up emails after each webinar.",
+        ["organization", "organisation", "email", "e-mail", "followup", "follow"],
+    ),
+    (
+        "Retargeting lookalikes generously funded",
+        "Running re-targeting with generous caps.",
+        ["retarget", "retargeted", "generous", "generously", "run", "ran", "lookalike"],
+    ),
+    (
+        "Quarterly reporting for analytics",
+        "Analyses of the quarter's analytic reports.",
+        ["analysis", "analyse", "analyze", "analytical", "report", "quart", "ana"],
+    ),
+    (
+        "Contact dana.whitfield@acme-outdoor.com",
+        "Tiers at https://acme-outdoor.com/pricing.",
+        ["dana", "whitfield", "acme", "outdoor", "pricing", "tiers"],
+    ),
+    (
+        "ROAS 4.0 target and 3x CPA",
+        "Target for 2026-Q3: ROAS 4.0, CPA $31.40, v2 pixel.",
+        ["4.0", "4", "31.40", "q3", "2026", "v2", "3x"],
+    ),
+]
 
 
 async def ranking(pg_url: str, work: Path, n: int) -> dict[str, Any]:

@@ -54,8 +54,11 @@ class ServerTiming:
             await asyncio.sleep(0.005)
             late = (time.perf_counter() - t0 - 0.005) * 1000
             if late >= self.slow_ms:
-                print(f"bench-slow {time.time():.3f} event loop stalled {late:.1f} ms",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"bench-slow {time.time():.3f} event loop stalled {late:.1f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -74,8 +77,11 @@ class ServerTiming:
                 ]
                 message = {**message, "headers": headers}
                 if self.slow_ms is not None and ms >= self.slow_ms:
-                    print(f"bench-slow {time.time():.3f} {scope['path']} took {ms:.1f} ms",
-                          file=sys.stderr, flush=True)  # fmt: skip
+                    print(
+                        f"bench-slow {time.time():.3f} {scope['path']} took {ms:.1f} ms",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             await send(message)
 
         await self.app(scope, receive, timed_send)

@@ -53,9 +53,20 @@ async def _append_group(db: aiosqlite.Connection, batch: int, then: Sequence[str
     """One writer's transaction: `batch` events and their search index, then each of
     `then` (a writer's statement over the new rows, `:after` the last seq before them)."""
     now = cb.ts(cb.NOW)
-    rows = [(ids.new_id(ids.EVENT), "entity", f"ent_{i % 7}", "note",
-             "Decision: move 20% of the display budget to search.", "raw", None, now, now)
-            for i in range(batch)]  # fmt: skip
+    rows = [
+        (
+            ids.new_id(ids.EVENT),
+            "entity",
+            f"ent_{i % 7}",
+            "note",
+            "Decision: move 20% of the display budget to search.",
+            "raw",
+            None,
+            now,
+            now,
+        )
+        for i in range(batch)
+    ]
     await db.execute("BEGIN IMMEDIATE")
     async with db.execute(fulltext.LAST_EVENT_SEQ_SQL) as cur:
         (after,) = await cur.fetchone()  # type: ignore[misc]
@@ -148,8 +159,9 @@ class Receiver:
 async def subscriber(url: str, key: str, lags: list[float], ready: asyncio.Event) -> None:
     ws_url = url.replace("http://", "ws://") + "/graphql"
     async with websockets.connect(ws_url, subprotocols=["graphql-transport-ws"]) as ws:  # type: ignore[list-item]
-        await ws.send(json.dumps({"type": "connection_init",
-                                  "payload": {"authorization": f"Bearer {key}"}}))  # fmt: skip
+        await ws.send(
+            json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {key}"}})
+        )
         await ws.recv()
         await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": SUBSCRIBE}}))
         ready.set()
@@ -191,10 +203,13 @@ class Stack:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")} | {
-            "JET_DATA_DIR": str(data), "JET_REDIS_URL": redis_url, "JET_LOG_LEVEL": "warning",
-            "JET_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32", "PYTHONPATH": str(ROOT),
+            "JET_DATA_DIR": str(data),
+            "JET_REDIS_URL": redis_url,
+            "JET_LOG_LEVEL": "warning",
+            "JET_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32",
+            "PYTHONPATH": str(ROOT),
             "JET_GRAPHIQL": "false",
-        }  # fmt: skip
+        }
         self.procs = list(start_processes(env, port, self.work))
         async with httpx.AsyncClient() as probe:
             for _ in range(300):
@@ -228,8 +243,9 @@ class Stack:
             self.sub = None
         if self.endpoint_id is not None:
             async with httpx.AsyncClient(base_url=self.url) as client:
-                await client.delete(f"/webhooks/{self.endpoint_id}",
-                                    headers={"Authorization": f"Bearer {self.key}"})  # fmt: skip
+                await client.delete(
+                    f"/webhooks/{self.endpoint_id}", headers={"Authorization": f"Bearer {self.key}"}
+                )
             self.endpoint_id = None
 
     def stop(self) -> None:
@@ -280,8 +296,15 @@ async def paced(url: str, key: str, seconds: float, per_second: int, batch: int)
         step = batch / per_second
         k = 0
         while time.perf_counter() - t0 < seconds:
-            items = [{"scope": "entity", "scopeRef": f"ent_{(k + j) % 20}", "kind": "note",
-                      "body": "paced"} for j in range(batch)]  # fmt: skip
+            items = [
+                {
+                    "scope": "entity",
+                    "scopeRef": f"ent_{(k + j) % 20}",
+                    "kind": "note",
+                    "body": "paced",
+                }
+                for j in range(batch)
+            ]
             tasks.append(asyncio.create_task(client.post("/memory/events", json=items)))
             k += batch
             sent += batch
@@ -297,14 +320,26 @@ def start_processes(
     """The API server (as `jet-memory serve` runs it: one process) and an arq worker, both
     on 127.0.0.1's data in `work`."""
     api = subprocess.Popen(
-        [str(Path(sys.executable).parent / "jet-memory"), "serve", "--host", "127.0.0.1",
-         "--port", str(port), "--workers", "1"],
-        env=env, cwd=work,
-    )  # fmt: skip
+        [
+            str(Path(sys.executable).parent / "jet-memory"),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        env=env,
+        cwd=work,
+    )
     worker = subprocess.Popen(
         [str(Path(sys.executable).parent / "arq"), "app.worker.WorkerSettings"],
-        env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=env,
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return api, worker
 
 
@@ -341,12 +376,14 @@ async def part_e2e(
                 sent = await paced(listening.url, listening.key, seconds * 2, 500, 10)
                 await asyncio.sleep(5)
                 out["lag at 500 events/s"] = {
-                    "events": sent, "webhook deliveries": len(rx.lags),
-                    "webhook p50 s": pct(rx.lags, 50), "webhook p95 s": pct(rx.lags, 95),
+                    "events": sent,
+                    "webhook deliveries": len(rx.lags),
+                    "webhook p50 s": pct(rx.lags, 50),
+                    "webhook p95 s": pct(rx.lags, 95),
                     "subscriber changes": len(listening.sub_lags),
                     "subscriber p50 s": pct(listening.sub_lags, 50),
                     "subscriber p95 s": pct(listening.sub_lags, 95),
-                }  # fmt: skip
+                }
             await listening.unlisten()
             await asyncio.sleep(2)  # the worker's backlog of deliveries, out of the next round
         ratios = [y[2] / x[2] for x, y in zip(a, b, strict=True)]
@@ -359,11 +396,10 @@ async def part_e2e(
             "API CPU us/append with": median([y[2] for y in b]),
             "cost: median of the rounds' API CPU ratios - 1": median(ratios) - 1,
             "rounds' API CPU ratios": ratios,
-            "cost: median of the rounds' rate ratios (1 - with/alone)": 1 - median(
-                [y[0] / x[0] for x, y in zip(a, b, strict=True)]
-            ),
+            "cost: median of the rounds' rate ratios (1 - with/alone)": 1
+            - median([y[0] / x[0] for x, y in zip(a, b, strict=True)]),
             "rounds": [{"alone": x, "with": y} for x, y in zip(a, b, strict=True)],
-        }  # fmt: skip
+        }
     finally:
         for s in stacks:
             await s.unlisten()
@@ -393,7 +429,12 @@ if __name__ == "__main__":
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--clients", type=int, default=8, help="appending at once, per stack")
     p.add_argument("--parts", nargs="+", choices=["raw", "e2e"], default=["raw", "e2e"])
-    p.add_argument("--listen", nargs="+", choices=["endpoint", "subscriber"],
-                   default=["endpoint", "subscriber"], help="what B's stack has")  # fmt: skip
+    p.add_argument(
+        "--listen",
+        nargs="+",
+        choices=["endpoint", "subscriber"],
+        default=["endpoint", "subscriber"],
+        help="what B's stack has",
+    )
     a = p.parse_args()
     asyncio.run(main(a.seconds, a.rounds, a.clients, a.parts, a.listen))

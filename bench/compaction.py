@@ -97,10 +97,16 @@ def fill(db_path: Path, *, events: int, buckets: int, seed: int = 7) -> None:
     for i in range(events):
         # 100 to 465 days old: every event is past the 90-day line.
         when = now - timedelta(days=100 + (i * 365) // events, minutes=i % 1440)
-        rows.append((
-            ids.new_id(ids.EVENT), f"ent_{i % buckets:05d}", kinds[i % 4], _body(rng, when),
-            _sqlite_time(when), _sqlite_time(now),
-        ))  # fmt: skip
+        rows.append(
+            (
+                ids.new_id(ids.EVENT),
+                f"ent_{i % buckets:05d}",
+                kinds[i % 4],
+                _body(rng, when),
+                _sqlite_time(when),
+                _sqlite_time(now),
+            )
+        )
         if len(rows) == BATCH:
             _insert(con, sql, rows)
             rows.clear()
@@ -124,10 +130,17 @@ def free_port() -> int:
 def start_stub(latency: float) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.gateway_stub", "--port", str(port),
-         "--latency", str(latency)],
+        [
+            sys.executable,
+            "-m",
+            "tests.support.gateway_stub",
+            "--port",
+            str(port),
+            "--latency",
+            str(latency),
+        ],
         cwd=ROOT,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 15
     while True:
         try:

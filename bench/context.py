@@ -33,55 +33,132 @@ NOW = datetime(2026, 6, 1, 9, tzinfo=UTC)
 COMPRESSED_AFTER_DAYS = 30  # the daily compactor folds what is older than this
 BATCH = 20_000
 
-CLIENTS = [f"{a}-{b}" for a in ("acme", "bluefin", "northwind", "globex", "initech", "umbrella",
-           "hooli", "stark", "wayne", "wonka", "cyberdyne", "soylent", "tyrell", "vandelay",
-           "pied-piper", "dunder", "gringotts", "oscorp", "monarch", "aperture")
-           for b in ("outdoor", "coffee", "analytics", "labs", "foods", "apparel", "health",
-                     "travel", "home", "pets")]  # fmt: skip
-PEOPLE = ["Dana Whitfield", "Sam Okafor", "Elena Brooks", "Raj Patel", "Mark Olsen",
-          "Priya Natarajan", "Tomás Reyes", "Lena Fischer", "Kofi Mensah",
-          "Jordan Lee"]  # fmt: skip
+CLIENTS = [
+    f"{a}-{b}"
+    for a in (
+        "acme",
+        "bluefin",
+        "northwind",
+        "globex",
+        "initech",
+        "umbrella",
+        "hooli",
+        "stark",
+        "wayne",
+        "wonka",
+        "cyberdyne",
+        "soylent",
+        "tyrell",
+        "vandelay",
+        "pied-piper",
+        "dunder",
+        "gringotts",
+        "oscorp",
+        "monarch",
+        "aperture",
+    )
+    for b in (
+        "outdoor",
+        "coffee",
+        "analytics",
+        "labs",
+        "foods",
+        "apparel",
+        "health",
+        "travel",
+        "home",
+        "pets",
+    )
+]
+PEOPLE = [
+    "Dana Whitfield",
+    "Sam Okafor",
+    "Elena Brooks",
+    "Raj Patel",
+    "Mark Olsen",
+    "Priya Natarajan",
+    "Tomás Reyes",
+    "Lena Fischer",
+    "Kofi Mensah",
+    "Jordan Lee",
+]
 CHANNELS = ["Meta", "Google Ads", "TikTok", "LinkedIn", "Pinterest", "YouTube", "Microsoft Ads"]
 # Topic -> sentences. Each entry or event is mostly about one topic, so a topic's words
 # sit in a few percent of the memory, as in a real agency's notes (not in all of them).
 TOPICS = {
-    "budget": ["Monthly budget set to ${n}k across {channel}; {person} approved the split.",
-               "Budget pacing at {n}% mid-month; holding spend flat until the review."],
-    "ROAS target": ["Blended ROAS target {x} agreed with {person}; platform ROAS tracked apart.",
-                    "ROAS floor lowered to {x} to buy new-customer growth."],
+    "budget": [
+        "Monthly budget set to ${n}k across {channel}; {person} approved the split.",
+        "Budget pacing at {n}% mid-month; holding spend flat until the review.",
+    ],
+    "ROAS target": [
+        "Blended ROAS target {x} agreed with {person}; platform ROAS tracked apart.",
+        "ROAS floor lowered to {x} to buy new-customer growth.",
+    ],
     "CPA guardrail": ["CPA guardrail ${n} on first orders; pause ad sets above it for 3 days."],
-    "TikTok test": ["TikTok Spark Ads test with creator videos: CPA ${n} against a goal of ${m}.",
-                    "TikTok hooks refreshed; gear demo videos had the best thumb-stop rate."],
-    "Shopping feed": ["Merchant Center disapproved {n} SKUs for missing GTINs; feed app fix due.",
-                      "Shopping impression share fell to {n}% after the feed errors."],
-    "attribution": ["We report 7-day click / 1-day view; Triple Whale first-click for comparison.",
-                    "Data-driven attribution in Google Ads; reconcile with store revenue weekly."],
-    "creative refresh": ["Frequency {x} over 7 days: refresh hooks, thumbnails and headlines.",
-                         "Creative fatigue on the top ad set; three new concepts in production."],
-    "landing page": ["Landing page conversion rate {x}% after the new hero section.",
-                     "Page speed 4.1 s on mobile; developers moving the reviews widget below."],
-    "offline conversions": ["HubSpot offline conversion upload for SQL and closed-won stages.",
-                            "Offline conversions imported daily; LinkedIn CAPI still pending."],
-    "Black Friday": ["Black Friday plan: bids up {n}%, no structural changes in freeze week.",
-                     "Black Friday results: revenue ${n}k at ROAS {x}, best day on record."],
-    "churn": ["Subscription churn {x}% this month; a skip-a-month option is being tested.",
-              "Churn spikes after the third box; retention emails are the client's."],
-    "contract renewal": ["Contract renewal on the 1st of next quarter; retainer 10% of spend.",
-                         "{person} wants a performance bonus clause at renewal."],
-    "UGC videos": ["UGC videos from {n} creators: unboxing and field-test formats.",
-                   "Best UGC video: pitch a tent in 60 seconds, ROAS {x} on prospecting."],
-    "brand search": ["Brand search CPC ${x}; incrementality test against organic planned.",
-                     "Competitors bidding on the brand; impression share {n}%."],
-    "retargeting": ["Retargeting pool: 30-day site visitors, frequency cap 3 a week.",
-                    "Dynamic product ads for cart abandoners at ROAS {x}."],
-    "lookalike audiences": ["Lookalike 1% of purchasers; seed list refreshed monthly.",
-                            "Broad targeting beat lookalikes by {n}% on CPA."],
-    "pricing": ["Price test on the hero product: ${n} against ${m}.",
-                "Free shipping threshold raised to ${n}; AOV up {x}%."],
-    "people": ["{person} is the main contact: prefers Slack, no calls before 10:00.",
-               "{person} joins the monthly review and asks about contribution margin."],
-    "reporting": ["Weekly report every Monday: spend, revenue, ROAS and CPA against target.",
-                  "Monthly review deck sent; {person} asked for a one-page summary."],
+    "TikTok test": [
+        "TikTok Spark Ads test with creator videos: CPA ${n} against a goal of ${m}.",
+        "TikTok hooks refreshed; gear demo videos had the best thumb-stop rate.",
+    ],
+    "Shopping feed": [
+        "Merchant Center disapproved {n} SKUs for missing GTINs; feed app fix due.",
+        "Shopping impression share fell to {n}% after the feed errors.",
+    ],
+    "attribution": [
+        "We report 7-day click / 1-day view; Triple Whale first-click for comparison.",
+        "Data-driven attribution in Google Ads; reconcile with store revenue weekly.",
+    ],
+    "creative refresh": [
+        "Frequency {x} over 7 days: refresh hooks, thumbnails and headlines.",
+        "Creative fatigue on the top ad set; three new concepts in production.",
+    ],
+    "landing page": [
+        "Landing page conversion rate {x}% after the new hero section.",
+        "Page speed 4.1 s on mobile; developers moving the reviews widget below.",
+    ],
+    "offline conversions": [
+        "HubSpot offline conversion upload for SQL and closed-won stages.",
+        "Offline conversions imported daily; LinkedIn CAPI still pending.",
+    ],
+    "Black Friday": [
+        "Black Friday plan: bids up {n}%, no structural changes in freeze week.",
+        "Black Friday results: revenue ${n}k at ROAS {x}, best day on record.",
+    ],
+    "churn": [
+        "Subscription churn {x}% this month; a skip-a-month option is being tested.",
+        "Churn spikes after the third box; retention emails are the client's.",
+    ],
+    "contract renewal": [
+        "Contract renewal on the 1st of next quarter; retainer 10% of spend.",
+        "{person} wants a performance bonus clause at renewal.",
+    ],
+    "UGC videos": [
+        "UGC videos from {n} creators: unboxing and field-test formats.",
+        "Best UGC video: pitch a tent in 60 seconds, ROAS {x} on prospecting.",
+    ],
+    "brand search": [
+        "Brand search CPC ${x}; incrementality test against organic planned.",
+        "Competitors bidding on the brand; impression share {n}%.",
+    ],
+    "retargeting": [
+        "Retargeting pool: 30-day site visitors, frequency cap 3 a week.",
+        "Dynamic product ads for cart abandoners at ROAS {x}.",
+    ],
+    "lookalike audiences": [
+        "Lookalike 1% of purchasers; seed list refreshed monthly.",
+        "Broad targeting beat lookalikes by {n}% on CPA.",
+    ],
+    "pricing": [
+        "Price test on the hero product: ${n} against ${m}.",
+        "Free shipping threshold raised to ${n}; AOV up {x}%.",
+    ],
+    "people": [
+        "{person} is the main contact: prefers Slack, no calls before 10:00.",
+        "{person} joins the monthly review and asks about contribution margin.",
+    ],
+    "reporting": [
+        "Weekly report every Monday: spend, revenue, ROAS and CPA against target.",
+        "Monthly review deck sent; {person} asked for a one-page summary.",
+    ],
     "YouTube": ["YouTube demand gen for awareness; view rate {x}%, CPV ${x}."],
     "LinkedIn": ["LinkedIn lead gen forms at ${n} per lead; Audience Network excluded."],
     "Pinterest": ["Pinterest shopping ads for home decor; CTR {x}%."],
@@ -98,22 +175,40 @@ TOPICS = {
     "onboarding": ["Onboarding checklist: access to ad accounts, pixel audit, KPI sign-off."],
     "naming convention": ["Naming: client_channel_objective_audience_yyyymm for every campaign."],
     "approval policy": ["Budget changes above 20% need written client approval first."],
-}  # fmt: skip
+}
 QUERIES = [
-    "What is the monthly ad budget?", "What ROAS target did we agree?",
+    "What is the monthly ad budget?",
+    "What ROAS target did we agree?",
     "Who is the main contact and how do they like to be contacted?",
-    "How is the TikTok test going?", "Can we move budget between channels without approval?",
-    "What should I prepare for the monthly review?", "Which attribution window do we use?",
-    "Any problems with the Shopping feed?", "What CPA should campaigns hit?",
-    "When should we refresh creatives?", "What did we decide about Black Friday?",
-    "Are offline conversions set up?", "How did the UGC videos perform?",
-    "What is the contract renewal date and the retainer?", "Why did churn go up?",
-    "Is brand search cannibalising organic?", "retargeting lookalike audiences",
-    "landing page conversion rate", "What is our new-customer CAC against LTV?",
+    "How is the TikTok test going?",
+    "Can we move budget between channels without approval?",
+    "What should I prepare for the monthly review?",
+    "Which attribution window do we use?",
+    "Any problems with the Shopping feed?",
+    "What CPA should campaigns hit?",
+    "When should we refresh creatives?",
+    "What did we decide about Black Friday?",
+    "Are offline conversions set up?",
+    "How did the UGC videos perform?",
+    "What is the contract renewal date and the retainer?",
+    "Why did churn go up?",
+    "Is brand search cannibalising organic?",
+    "retargeting lookalike audiences",
+    "landing page conversion rate",
+    "What is our new-customer CAC against LTV?",
     "Is consent mode set up?",
-]  # fmt: skip
-KINDS = ["call_summary", "decision", "campaign_change", "sentiment_shift", "email_summary",
-         "budget_change", "report_sent", "creative_review", "note"]  # fmt: skip
+]
+KINDS = [
+    "call_summary",
+    "decision",
+    "campaign_change",
+    "sentiment_shift",
+    "email_summary",
+    "budget_change",
+    "report_sent",
+    "creative_review",
+    "note",
+]
 
 
 def ts(dt: datetime) -> str:
@@ -135,9 +230,12 @@ def scopes(rng: random.Random) -> tuple[str, str | None]:
 
 def sentence(rng: random.Random, topic: str) -> str:
     return rng.choice(TOPICS[topic]).format(
-        n=rng.randint(3, 95), m=rng.randint(20, 140), x=f"{rng.uniform(0.5, 5):.1f}",
-        person=rng.choice(PEOPLE), channel=rng.choice(CHANNELS),
-    )  # fmt: skip
+        n=rng.randint(3, 95),
+        m=rng.randint(20, 140),
+        x=f"{rng.uniform(0.5, 5):.1f}",
+        person=rng.choice(PEOPLE),
+        channel=rng.choice(CHANNELS),
+    )
 
 
 def markdown(rng: random.Random, topic: str, sentences: int) -> str:
@@ -156,9 +254,19 @@ def entry_rows(n: int, rng: random.Random) -> Iterator[tuple[Any, ...]]:
         topic = rng.choice(list(TOPICS))
         title = f"{(ref or 'Agency').split('-')[0].title()}: {topic}"
         tags = json.dumps([topic.lower(), rng.choice(["decision", "note", "people", "results"])])
-        yield (ids.new_id(ids.ENTRY), scope, ref, title, markdown(rng, topic, rng.randint(1, 6)),
-               tags, rng.randint(1, 5), rng.choice(["chat", "call", "email", "manual"]),
-               ts(at), ts(at), 1)  # fmt: skip
+        yield (
+            ids.new_id(ids.ENTRY),
+            scope,
+            ref,
+            title,
+            markdown(rng, topic, rng.randint(1, 6)),
+            tags,
+            rng.randint(1, 5),
+            rng.choice(["chat", "call", "email", "manual"]),
+            ts(at),
+            ts(at),
+            1,
+        )
 
 
 def event_rows(n: int, rng: random.Random, summary_of: dict[Any, str]) -> Iterator[tuple[Any, ...]]:
@@ -171,9 +279,19 @@ def event_rows(n: int, rng: random.Random, summary_of: dict[Any, str]) -> Iterat
         at = NOW - timedelta(days=day)
         folded = summary_of.get((scope, ref)) if at < cutoff else None
         body = markdown(rng, rng.choice(list(TOPICS)), rng.randint(0, 4))
-        yield (ids.new_id(ids.EVENT), scope, ref, rng.choice(KINDS), body,
-               rng.choice(["inbox", "automation"]), None,
-               ts(at), ts(at), ts(cutoff) if folded else None, folded)  # fmt: skip
+        yield (
+            ids.new_id(ids.EVENT),
+            scope,
+            ref,
+            rng.choice(KINDS),
+            body,
+            rng.choice(["inbox", "automation"]),
+            None,
+            ts(at),
+            ts(at),
+            ts(cutoff) if folded else None,
+            folded,
+        )
 
 
 def insert_events(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -273,10 +391,14 @@ async def run(args: argparse.Namespace, data_dir: Path) -> None:
                         if profiler is not None and query and i >= 20:
                             profiler.enable()
                         result = await loader.load_context(
-                            db, scope=Scope(kind), scope_ref=ref,
+                            db,
+                            scope=Scope(kind),
+                            scope_ref=ref,
                             query=asked if query else None,
-                            max_tokens=max_tokens, include_institutional=True, now=NOW,
-                        )  # fmt: skip
+                            max_tokens=max_tokens,
+                            include_institutional=True,
+                            now=NOW,
+                        )
                         if profiler is not None:
                             profiler.disable()
                         if i >= 20:  # the first calls warm the connection pool and caches
@@ -304,18 +426,22 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, nargs="+", default=[2000, 8000])
     parser.add_argument("--data-dir", type=Path, help="keep (and reuse) the tenant here")
     parser.add_argument(
-        "--search-cache-pages", type=int, default=0,
+        "--search-cache-pages",
+        type=int,
+        default=0,
         help="JET_SEARCH_CACHE_PAGES for the run (default 0: every call finds its candidates)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--same-question", action="store_true",
+        "--same-question",
+        action="store_true",
         help="ask every call the same question in the same scope (with --search-cache-pages:"
         " the cache's hits)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--profile", action="store_true",
+        "--profile",
+        action="store_true",
         help="cProfile the calls with a question and print where their time goes",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     if args.data_dir:
         args.data_dir.mkdir(parents=True, exist_ok=True)

@@ -64,10 +64,17 @@ class EvalSet:
 def read_set(path: Path = FIXTURE) -> EvalSet:
     data = json.loads(path.read_text())
     questions = [
-        Question(q["id"], q["conversation"], q["split"], q["type"], q["question"], q["answer"],
-                 tuple(q["evidence"]))
+        Question(
+            q["id"],
+            q["conversation"],
+            q["split"],
+            q["type"],
+            q["question"],
+            q["answer"],
+            tuple(q["evidence"]),
+        )
         for q in data["questions"]
-    ]  # fmt: skip
+    ]
     return EvalSet(_time(data["now"]), {c["id"]: c for c in data["conversations"]}, questions)
 
 
@@ -80,10 +87,17 @@ async def load(db: TenantDb, evalset: EvalSet) -> int:
     n = 0
     for conv in evalset.conversations.values():
         batch = [
-            EventIn(scope=Scope(conv["scope"]), scope_ref=conv["scope_ref"], kind=KIND,
-                    body=t["body"], source="chat", source_ref=t["id"], occurred_at=_time(t["at"]))
+            EventIn(
+                scope=Scope(conv["scope"]),
+                scope_ref=conv["scope_ref"],
+                kind=KIND,
+                body=t["body"],
+                source="chat",
+                source_ref=t["id"],
+                occurred_at=_time(t["at"]),
+            )
             for t in conv["turns"]
-        ]  # fmt: skip
+        ]
         for i in range(0, len(batch), BATCH):
             await events.append_events(db, batch[i : i + BATCH])
         n += len(batch)
@@ -129,9 +143,14 @@ async def in_context(db: TenantDb, evalset: EvalSet, q: Question, budget: int) -
     """Whether memoryContext, asked the question, shows the gold answer verbatim."""
     conv = _conv(evalset, q)
     result = await loader.load_context(
-        db, scope=Scope(conv["scope"]), scope_ref=conv["scope_ref"], query=q.question,
-        max_tokens=budget, include_institutional=True, now=evalset.now,
-    )  # fmt: skip
+        db,
+        scope=Scope(conv["scope"]),
+        scope_ref=conv["scope_ref"],
+        query=q.question,
+        max_tokens=budget,
+        include_institutional=True,
+        now=evalset.now,
+    )
     return q.answer.lower() in result.markdown.lower()
 
 
@@ -157,8 +176,9 @@ async def provenance(db: TenantDb, evalset: EvalSet) -> dict[str, set[str]]:
     """Compactor entry id -> the turn ids it folded (through the sources service)."""
     out: dict[str, set[str]] = {}
     for conv in evalset.conversations.values():
-        flt = EntryFilter(scope=Scope(conv["scope"]), scope_ref=conv["scope_ref"],
-                          sources=[EntrySource.COMPACTOR])  # fmt: skip
+        flt = EntryFilter(
+            scope=Scope(conv["scope"]), scope_ref=conv["scope_ref"], sources=[EntrySource.COMPACTOR]
+        )
         after: str | None = None
         while True:
             page = await entries.list_entries(db, flt, first=100, after=after)
@@ -354,9 +374,12 @@ def main() -> None:
         "--tune", type=int, metavar="BUDGET", help="grid the weights on the train split"
     )
     parser.add_argument(
-        "--without", action="append", default=[], metavar="CHANGE",
+        "--without",
+        action="append",
+        default=[],
+        metavar="CHANGE",
         help="measure without a change: events, passages or window (repeatable)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     tally = asyncio.run(run(args))
     if tally is None:

@@ -80,13 +80,24 @@ TRIPS = ("Kyoto, Marrakesh, Reykjavik, Oaxaca, Hanoi, Cape Town, Tbilisi, Valpar
 INSTRUMENTS = ("cello, banjo, ukulele, saxophone, harp, accordion, trumpet, oboe").split(", ")
 METRICS = {"CPA": "${:.2f}", "ROAS": "{:.2f}x", "signups": "{:,} signups"}
 PLEASANTRIES = [
-    "Morning {f}! Hope the weekend was good.", "Thanks {f}, talk soon.",
-    "Great, cheers {f}.", "Ha, fair enough.", "Sounds good to me.", "Perfect, thank you!",
-    "Sorry, running two minutes late.", "Coffee first, then the deck.",
-    "Have a good evening {f}!", "Appreciate it, {f}.", "All good on my side.",
-    "Nice one.", "Let me check and come back to you.", "Speak Thursday then.",
-    "Quick one before the call, {f}.", "Yes, makes sense.", "Thanks for the patience {f}.",
-]  # fmt: skip
+    "Morning {f}! Hope the weekend was good.",
+    "Thanks {f}, talk soon.",
+    "Great, cheers {f}.",
+    "Ha, fair enough.",
+    "Sounds good to me.",
+    "Perfect, thank you!",
+    "Sorry, running two minutes late.",
+    "Coffee first, then the deck.",
+    "Have a good evening {f}!",
+    "Appreciate it, {f}.",
+    "All good on my side.",
+    "Nice one.",
+    "Let me check and come back to you.",
+    "Speak Thursday then.",
+    "Quick one before the call, {f}.",
+    "Yes, makes sense.",
+    "Thanks for the patience {f}.",
+]
 FILLER = [
     "The {p} {d} is on track, no blockers this week.",
     "Can we move the {p} check-in to Thursday afternoon?",
@@ -163,8 +174,11 @@ class Conversation:
         return self.unique(lambda: f"${rng.randint(12, 98)},{rng.randint(1, 99) * 10:03d}")
 
     def session(self, lo: datetime | None = None, hi: datetime | None = None) -> int:
-        pick = [i for i, s in enumerate(self.sessions)
-                if (lo is None or s >= lo) and (hi is None or s < hi)]  # fmt: skip
+        pick = [
+            i
+            for i, s in enumerate(self.sessions)
+            if (lo is None or s >= lo) and (hi is None or s < hi)
+        ]
         return self.rng.choice(pick)
 
     def speaker(self) -> str:
@@ -202,8 +216,12 @@ def plant(c: Conversation) -> None:
         else:
             person, role = rng.choice(c.people[4:]), c.unique(lambda: rng.choice(ROLES))
             body = f"{approver}: From next month {person} takes over as our {role}."
-            q = _q("single-hop", f"What new position is {f(person)} {person.split()[1]} "
-                   "taking on?", role, [0])  # fmt: skip
+            q = _q(
+                "single-hop",
+                f"What new position is {f(person)} {person.split()[1]} taking on?",
+                role,
+                [0],
+            )
         c.facts.append(Fact([(c.session(), body)], [q] if i < 12 else []))
     # Multi-hop: who leads which project, then something about that project (or office).
     leads = rng.sample(c.people[:6], 4)
@@ -212,16 +230,21 @@ def plant(c: Conversation) -> None:
         c.used.add(venue)
         a = (c.session(), f"{c.speaker()}: {lead} will lead {p} from here on.")
         b = (c.session(), f"{c.speaker()}: The {p} launch event is booked at {venue}, 120 guests.")
-        q = _q("multi-hop", f"Where is the launch event of the project {f(lead)} leads?", venue,
-               [0, 1])  # fmt: skip
+        q = _q(
+            "multi-hop", f"Where is the launch event of the project {f(lead)} leads?", venue, [0, 1]
+        )
         c.facts.append(Fact([a, b], [q]))
     offices = rng.sample(OFFICES, 4)
     for person, office in zip(rng.sample(c.people[:6], 4), offices, strict=True):
         street = c.unique(lambda: f"{rng.randint(2, 98)} {rng.choice(STREETS)}")
         a = (c.session(), f"{person}: Quick news, I'm relocating to our {office} office.")
         b = (c.session(), f"{c.speaker()}: The {office} office moved, new address is {street}.")
-        q = _q("multi-hop", f"What is the address of the office {f(person)} relocated to?",
-               street, [0, 1])  # fmt: skip
+        q = _q(
+            "multi-hop",
+            f"What is the address of the office {f(person)} relocated to?",
+            street,
+            [0, 1],
+        )
         c.facts.append(Fact([a, b], [q]))
     # Temporal: monthly figures whose month is only in occurredAt, 'last month', 'latest'.
     months = sorted({(s.year, s.month) for s in c.sessions})
@@ -231,8 +254,12 @@ def plant(c: Conversation) -> None:
             lo = datetime(y, m, 1, tzinfo=UTC)
             hi = (lo + timedelta(days=32)).replace(day=1)
             value = c.unique(partial(_metric, rng, metric))
-            series.append((c.session(lo, hi), f"{c.speaker()}: {p} {metric} for the month came "
-                                              f"in at {value}."))  # fmt: skip
+            series.append(
+                (
+                    c.session(lo, hi),
+                    f"{c.speaker()}: {p} {metric} for the month came in at {value}.",
+                )
+            )
             c.facts.append(Fact([series[-1]]))
             label = lo.strftime("%B %Y")
             c.facts[-1].questions.append(
@@ -245,8 +272,13 @@ def plant(c: Conversation) -> None:
             check = f"{c.speaker()}: {p} {metric} check-in, {value} so far this month."
             c.facts.append(Fact([(s, check)]))
         # Keep three month questions a series; the last month's is also asked as 'last month'.
-        monthly = [fa for fa in c.facts if fa.questions and "in " in fa.questions[0]["question"]
-                   and f" figure of {p} in " in fa.questions[0]["question"]]  # fmt: skip
+        monthly = [
+            fa
+            for fa in c.facts
+            if fa.questions
+            and "in " in fa.questions[0]["question"]
+            and f" figure of {p} in " in fa.questions[0]["question"]
+        ]
         last = monthly[-1]
         keep = set(map(id, rng.sample(monthly[:-1], 2)))
         for fa in monthly[:-1]:
@@ -269,15 +301,28 @@ def plant(c: Conversation) -> None:
     for person in c.people[:6]:
         first = f(person)
         personal = [
-            (f"{person}: Sorry, {rng.choice(PET_NAMES)} the {c.unique(lambda: rng.choice(BREEDS))}"
-             " chewed my charger again.", f"What breed is {first}'s dog?"),
-            (f"{person}: Legs are sore, the {c.unique(lambda: rng.choice(RACES))} is in six weeks.",
-             f"What event is {first} training for?"),
-            (f"{person}: I'll be offline next week, flying to {c.unique(lambda: rng.choice(TRIPS))}"
-             " for my brother's wedding.", f"Which city is {first} visiting for a family event?"),
-            (f"{person}: Started learning the {c.unique(lambda: rng.choice(INSTRUMENTS))} in the "
-             "evenings, the neighbours are thrilled.", f"Which musical hobby did {first} pick up?"),
-        ]  # fmt: skip
+            (
+                f"{person}: Sorry, {rng.choice(PET_NAMES)} the "
+                f"{c.unique(lambda: rng.choice(BREEDS))} chewed my charger again.",
+                f"What breed is {first}'s dog?",
+            ),
+            (
+                f"{person}: Legs are sore, the "
+                f"{c.unique(lambda: rng.choice(RACES))} is in six weeks.",
+                f"What event is {first} training for?",
+            ),
+            (
+                f"{person}: I'll be offline next week, flying to "
+                f"{c.unique(lambda: rng.choice(TRIPS))} for my brother's wedding.",
+                f"Which city is {first} visiting for a family event?",
+            ),
+            (
+                f"{person}: Started learning the "
+                f"{c.unique(lambda: rng.choice(INSTRUMENTS))} in the evenings, the neighbours "
+                "are thrilled.",
+                f"Which musical hobby did {first} pick up?",
+            ),
+        ]
         for body, question in personal:
             gold = _gold_of(body)
             pick = asked < 8 and rng.random() < 0.4
@@ -321,8 +366,10 @@ def build(c: Conversation) -> tuple[list[Turn], list[dict[str, Any]]]:
         bodies: list[tuple[tuple[int, int] | None, str]] = [(None, _chat(c, PLEASANTRIES))]
         middle: list[tuple[tuple[int, int] | None, str]]
         middle = [((fi, ti), body) for fi, ti, body in planted.get(s, [])]
-        middle += [(None, _chat(c, FILLER if rng.random() < 0.6 else PLEASANTRIES))
-                   for _ in range(rng.randint(6, 10))]  # fmt: skip
+        middle += [
+            (None, _chat(c, FILLER if rng.random() < 0.6 else PLEASANTRIES))
+            for _ in range(rng.randint(6, 10))
+        ]
         rng.shuffle(middle)
         bodies += middle + [(None, _chat(c, PLEASANTRIES))]
         at = start
@@ -346,9 +393,11 @@ def _chat(c: Conversation, templates: list[str]) -> str:
     speaker = rng.choice(c.people[:4])
     other = rng.choice([p for p in c.people if p != speaker])
     text = rng.choice(templates).format(
-        f=c.first(other), p=rng.choice(c.projects), d=rng.choice(DELIVERABLES),
+        f=c.first(other),
+        p=rng.choice(c.projects),
+        d=rng.choice(DELIVERABLES),
         o=rng.choice(OFFICES),
-    )  # fmt: skip
+    )
     return f"{speaker}: {text}"
 
 
@@ -372,20 +421,37 @@ def generate(seed: int = SEED) -> dict[str, Any]:
         plant(c)
         turns, qs = build(c)
         split = "train" if i < TRAIN else "held-out"
-        conversations.append({
-            "id": f"c{i:02d}", "client": c.client, "scope": "entity",
-            "scope_ref": c.client.lower().replace(" ", "-"), "split": split,
-            "turns": [{"id": t.id, "at": t.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "body": t.body}
-                      for t in turns],
-        })  # fmt: skip
+        conversations.append(
+            {
+                "id": f"c{i:02d}",
+                "client": c.client,
+                "scope": "entity",
+                "scope_ref": c.client.lower().replace(" ", "-"),
+                "split": split,
+                "turns": [
+                    {"id": t.id, "at": t.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "body": t.body}
+                    for t in turns
+                ],
+            }
+        )
         for q in qs:
-            questions.append({"id": f"q{len(questions) + 1:04d}", "conversation": f"c{i:02d}",
-                              "split": split, **q})  # fmt: skip
+            questions.append(
+                {
+                    "id": f"q{len(questions) + 1:04d}",
+                    "conversation": f"c{i:02d}",
+                    "split": split,
+                    **q,
+                }
+            )
     return {
-        "name": "context-eval", "version": 1, "seed": seed, "licence": "MIT",
+        "name": "context-eval",
+        "version": 1,
+        "seed": seed,
+        "licence": "MIT",
         "now": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "conversations": conversations, "questions": questions,
-    }  # fmt: skip
+        "conversations": conversations,
+        "questions": questions,
+    }
 
 
 def main() -> None:

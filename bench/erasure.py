@@ -52,8 +52,19 @@ def _rows(refs: list[str], per_ref: int, rng: random.Random) -> Iterator[tuple[A
         ref = refs[i % len(refs)]
         body = " ".join(rng.choice(WORDS) for _ in range(20)) + f" #{i}"
         at = sqlite_text(now - timedelta(minutes=i))
-        yield (ids.new_id(ids.EVENT), "entity", ref, "call_summary", body, None, None, at, at,
-               None, None)  # fmt: skip
+        yield (
+            ids.new_id(ids.EVENT),
+            "entity",
+            ref,
+            "call_summary",
+            body,
+            None,
+            None,
+            at,
+            at,
+            None,
+            None,
+        )
 
 
 def _fill(path: Path, rows: Iterator[tuple[Any, ...]], total: int, shown: bool) -> None:
@@ -66,8 +77,11 @@ def _fill(path: Path, rows: Iterator[tuple[Any, ...]], total: int, shown: bool) 
         conn.execute("COMMIT")
         done += len(chunk)
         if shown:
-            print(f"\r  {done:,}/{total:,} events, {time.perf_counter() - started:.0f}s",
-                  end="", flush=True)  # fmt: skip
+            print(
+                f"\r  {done:,}/{total:,} events, {time.perf_counter() - started:.0f}s",
+                end="",
+                flush=True,
+            )
     conn.execute("INSERT INTO memory_events_fts (memory_events_fts) VALUES ('optimize')")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -93,8 +107,9 @@ async def erase_subjects(args: argparse.Namespace, data_dir: Path) -> list[float
         background = args.events - args.subject_events * args.subjects
         rng = random.Random(7)
         refs = [f"ent_bg_{i}" for i in range(200)]
-        rows = _chain(_rows(refs, background // len(refs), rng),
-                      _rows(targets, args.subject_events, rng))  # fmt: skip
+        rows = _chain(
+            _rows(refs, background // len(refs), rng), _rows(targets, args.subject_events, rng)
+        )
         _fill(path, rows, args.events, args.progress)
         took: list[float] = []
         async with c.tenants.lease(tenant.id) as db:
@@ -169,13 +184,18 @@ def main() -> None:
     args.progress = sys.stdout.isatty()
     with tempfile.TemporaryDirectory(prefix="jet-bench-erasure-") as tmp:
         ab = asyncio.run(history_ab(args, Path(tmp) / "history"))
-        print(f"entry update, median: without versions write {ab[0] * 1e3:.3f} ms, "
-              f"with {ab[1] * 1e3:.3f} ms; ratio of medians {ab[1] / ab[0]:.3f}, "
-              f"median of the pairs' ratios {ab[2]:.3f}")  # fmt: skip
+        print(
+            f"entry update, median: without versions write {ab[0] * 1e3:.3f} ms, "
+            f"with {ab[1] * 1e3:.3f} ms; ratio of medians {ab[1] / ab[0]:.3f}, "
+            f"median of the pairs' ratios {ab[2]:.3f}"
+        )
         took = asyncio.run(erase_subjects(args, Path(tmp) / "erasure"))
-        print(f"erase a subject of {args.subject_events:,} events among {args.events:,} "
-              f"(SQLite): " + ", ".join(f"{t:.2f}s" for t in took)
-              + f"; median {statistics.median(took):.2f}s")  # fmt: skip
+        print(
+            f"erase a subject of {args.subject_events:,} events among {args.events:,} "
+            f"(SQLite): "
+            + ", ".join(f"{t:.2f}s" for t in took)
+            + f"; median {statistics.median(took):.2f}s"
+        )
 
 
 if __name__ == "__main__":

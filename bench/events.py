@@ -45,16 +45,16 @@ def run(b: Run) -> None:
         flush=True,
     )
     rest = [
-        b.rest_get(key, "/memory/events", {"scope": "entity", "scopeRef": r, "limit": 50},
-                      "rest")
+        b.rest_get(key, "/memory/events", {"scope": "entity", "scopeRef": r, "limit": 50}, "rest")
         for r in refs
-    ]  # fmt: skip
+    ]
     with b.server("events", JET_BENCH_SERVER_TIMING="1") as srv:
         c1 = b.load(srv, "events-c1", requests, 1, a.seconds, prof="events-c1")
         # 16 clients from wrk: a Python client (~0.4 ms of CPU a page) would take a
         # quarter of what the server needs from the same two CPUs.
-        c16 = b.wrk_replay(srv, "events-c16", requests, 16, a.seconds, "replay_gql",
-                              prof="events-c16")  # fmt: skip
+        c16 = b.wrk_replay(
+            srv, "events-c16", requests, 16, a.seconds, "replay_gql", prof="events-c16"
+        )
         rest16 = b.wrk_replay(srv, "events-rest-c16", rest, 16, a.seconds, "replay_rest")
     p95 = c16["lat_p95_us"] / 1000
     raw_p95 = pct(raw, 95)

@@ -52,10 +52,22 @@ def rows(n: int, first: int = 0) -> list[tuple[object, ...]]:
         body = (
             f"Call {i} with client {i % 200}: ROAS target {i % 7}.0, budget moves to search. " * 3
         )
-        out.append((
-            event_id, "entity", f"ent_{i % 200}", "call_summary", body, "inbox", f"msg_{i}",
-            at, at, None, None, f"key-{i}",
-        ))  # fmt: skip
+        out.append(
+            (
+                event_id,
+                "entity",
+                f"ent_{i % 200}",
+                "call_summary",
+                body,
+                "inbox",
+                f"msg_{i}",
+                at,
+                at,
+                None,
+                None,
+                f"key-{i}",
+            )
+        )
     return out
 
 
@@ -111,8 +123,10 @@ async def insert_table(n: int, work: Path) -> None:
     c = await build(settings(work / "data"))
     try:
         print(f"{n:,} events, raw sqlite3 inserts (events/s), a fresh tenant each:")
-        print(f"  {'batch':>7} {'indexed for search':>20} {'no search index':>17}"
-              f" {'neither, nor the secondary indexes':>36}")  # fmt: skip
+        print(
+            f"  {'batch':>7} {'indexed for search':>20} {'no search index':>17}"
+            f" {'neither, nor the secondary indexes':>36}"
+        )
         for batch in (2000, 10_000, 50_000):
             rates = []
             for index, secondary in ((True, True), (False, True), (False, False)):
@@ -187,10 +201,14 @@ async def throughput(n: int, rounds: int, work: Path) -> None:
         await c.aclose()
     e, i, rr, rw = (statistics.median(x) for x in (exp, imp, raw_r, raw_w))
     print(f"{n:,} events, {rounds} rounds, medians (events/s):")
-    print(f"  export (service, to a file)   {e:>10,.0f}   raw sqlite3 keyset read {rr:>10,.0f}"
-          f"   ratio {e / rr:.2f}")  # fmt: skip
-    print(f"  import (verify + store)       {i:>10,.0f}   raw sqlite3 insert      {rw:>10,.0f}"
-          f"   ratio {i / rw:.2f}")  # fmt: skip
+    print(
+        f"  export (service, to a file)   {e:>10,.0f}   raw sqlite3 keyset read {rr:>10,.0f}"
+        f"   ratio {e / rr:.2f}"
+    )
+    print(
+        f"  import (verify + store)       {i:>10,.0f}   raw sqlite3 insert      {rw:>10,.0f}"
+        f"   ratio {i / rw:.2f}"
+    )
 
 
 async def seed_for_rss(work: Path, n: int) -> str:
@@ -226,16 +244,28 @@ def rss(work: Path, sizes: list[int]) -> None:
         runs = {}
         for what in ("-", str(work / f"rss-{n}.jsonl")):
             done = subprocess.run(
-                [sys.executable, "-m", "bench.export", "--child", str(work / "data"), tenant_id,
-                 what], capture_output=True, text=True, check=True,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "bench.export",
+                    "--child",
+                    str(work / "data"),
+                    tenant_id,
+                    what,
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             kib, secs = done.stdout.split()
             runs[what] = (int(kib) / 1024, float(secs))
         base, (peak, took) = runs["-"][0], runs[str(work / f"rss-{n}.jsonl")]
         size = (work / f"rss-{n}.jsonl").stat().st_size / 2**20
         bar = "#" * round(peak / 4)
-        print(f"  {n:>9,} events  {size:7.0f} MiB file  {took:6.1f} s  peak RSS {peak:6.1f} MiB"
-              f" (no export: {base:.1f})  {bar}")  # fmt: skip
+        print(
+            f"  {n:>9,} events  {size:7.0f} MiB file  {took:6.1f} s  peak RSS {peak:6.1f} MiB"
+            f" (no export: {base:.1f})  {bar}"
+        )
         (work / f"rss-{n}.jsonl").unlink()
 
 

@@ -61,12 +61,21 @@ async def seed(db: Any, n: int) -> None:
     rows = []
     for i in range(n):
         words = [rng.choice(WORDS) for _ in range(rng.randint(8, 30))]
-        rows.append({
-            "id": f"ent_bench{i:012d}", "scope": "entity", "scope_ref": f"client-{i % 20}",
-            "title": " ".join(words[:5]).capitalize(), "summary": "- " + " ".join(words),
-            "tags": [rng.choice(["decision", "note", "people"])], "importance": 3,
-            "source": "manual", "created_at": now, "updated_at": now, "version": 1,
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": f"ent_bench{i:012d}",
+                "scope": "entity",
+                "scope_ref": f"client-{i % 20}",
+                "title": " ".join(words[:5]).capitalize(),
+                "summary": "- " + " ".join(words),
+                "tags": [rng.choice(["decision", "note", "people"])],
+                "importance": 3,
+                "source": "manual",
+                "created_at": now,
+                "updated_at": now,
+                "version": 1,
+            }
+        )
     for start in range(0, n, 5000):
         async with write_transaction(db.engine) as conn:
             await conn.execute(en.insert(), rows[start : start + 5000])
@@ -97,8 +106,12 @@ async def clients(db: Any, keyword_only: bool, searches: int) -> list[float]:
     async def client(c: int) -> None:
         for i in range(searches):
             q = QUESTIONS[(c + i) % len(QUESTIONS)] + f" {WORDS[(c * 7 + i) % len(WORDS)]}"
-            flt = EntryFilter(search=q, scope=Scope.ENTITY, scope_ref=f"client-{(c + i) % 20}",
-                              keyword_only=keyword_only)  # fmt: skip
+            flt = EntryFilter(
+                search=q,
+                scope=Scope.ENTITY,
+                scope_ref=f"client-{(c + i) % 20}",
+                keyword_only=keyword_only,
+            )
             t = time.perf_counter()
             await entries.list_entries(db, flt, first=10, after=None)
             out.append(time.perf_counter() - t)
@@ -116,16 +129,18 @@ async def run(args: argparse.Namespace) -> None:
     t = time.process_time()
     local = embedders.load_local()
     assert local is not None, "the local embedder is installed by make"
-    print(f"model load: {time.process_time() - t:.2f} s CPU; max RSS {base:.0f} -> "
-          f"{rss_mb():.0f} MB")  # fmt: skip
+    print(
+        f"model load: {time.process_time() - t:.2f} s CPU; max RSS {base:.0f} -> {rss_mb():.0f} MB"
+    )
     texts = [" ".join(random.Random(i).choices(WORDS, k=40)) for i in range(2000)]
     t = time.process_time()
     local.embed_now(texts)
-    print(f"CPU per embedded entry (40 words, batch of 2000): "
-          f"{(time.process_time() - t) / len(texts) * 1e6:.0f} µs")  # fmt: skip
+    print(
+        f"CPU per embedded entry (40 words, batch of 2000): "
+        f"{(time.process_time() - t) / len(texts) * 1e6:.0f} µs"
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(_env_file=None, data_dir=Path(tmp),
-                            search_cache_pages=0)  # fmt: skip
+        settings = Settings(_env_file=None, data_dir=Path(tmp), search_cache_pages=0)
         c = await build(settings)
         try:
             tenant, _ = await tenants.create_tenant(c.control, c.tenants, "costs")
@@ -139,9 +154,11 @@ async def run(args: argparse.Namespace) -> None:
                 w, t = time.perf_counter(), time.process_time()
                 await indexer.catch_up(db, embedder, batch=512, owner="bench")
                 cpu = time.process_time() - t
-                print(f"indexed in {time.perf_counter() - w:.0f} s wall, CPU per entry "
-                      f"{cpu / args.entries * 1e6:.0f} µs (embed + store); max RSS "
-                      f"{rss_mb():.0f} MB")  # fmt: skip
+                print(
+                    f"indexed in {time.perf_counter() - w:.0f} s wall, CPU per entry "
+                    f"{cpu / args.entries * 1e6:.0f} µs (embed + store); max RSS "
+                    f"{rss_mb():.0f} MB"
+                )
                 await clients(db, False, 2)  # warm: the tenant's vector matrix is read once
                 print(f"max RSS with {args.entries} vectors held: {rss_mb():.0f} MB")
                 p95s: dict[str, list[float]] = {m: [] for m in MODES}
@@ -161,9 +178,11 @@ async def run(args: argparse.Namespace) -> None:
         finally:
             await c.aclose()
     for mode in MODES:
-        print(f"{mode:17s} p95 {statistics.median(p95s[mode]) * 1e3:7.1f} ms, median "
-              f"{statistics.median(medians[mode]) * 1e3:7.1f} ms, CPU per query "
-              f"{statistics.median(cpus[mode]) * 1e3:6.2f} ms")  # fmt: skip
+        print(
+            f"{mode:17s} p95 {statistics.median(p95s[mode]) * 1e3:7.1f} ms, median "
+            f"{statistics.median(medians[mode]) * 1e3:7.1f} ms, CPU per query "
+            f"{statistics.median(cpus[mode]) * 1e3:6.2f} ms"
+        )
     for a, b in (("fused", "keywords only"), ("fused", "fused, full rows")):
         ratio = statistics.median(p95s[a]) / statistics.median(p95s[b])
         cpu_ratio = statistics.median(cpus[a]) / statistics.median(cpus[b])

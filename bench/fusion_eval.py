@@ -48,10 +48,16 @@ async def load(db: TenantDb, evalset: EvalSet) -> dict[int, str]:
     for conv in evalset.conversations.values():
         for turn in conv["turns"]:
             speaker = _SPEAKER.match(turn["body"])
-            e = await entries.create_entry(db, EntryIn(
-                Scope(conv["scope"]), conv["scope_ref"], turn["body"][:200], turn["body"],
-                tags=[speaker.group(1)] if speaker else [],
-            ))  # fmt: skip
+            e = await entries.create_entry(
+                db,
+                EntryIn(
+                    Scope(conv["scope"]),
+                    conv["scope_ref"],
+                    turn["body"][:200],
+                    turn["body"],
+                    tags=[speaker.group(1)] if speaker else [],
+                ),
+            )
             turn_of[e.id] = turn["id"]
     async with read_statement(db.engine) as conn:
         rows = await conn.execute(select(en.c.seq, en.c.id))
@@ -77,15 +83,17 @@ async def rankings(
     keyword = await keywords.keyword_ranking(db, flt, hwm, DEPTH)
     aware, entity = await fusion.dense_ranking(db, sem, embedder, matrix, flt, hwm)
     target = spec.Target.of_engine(db.engine)
-    plain = await fusion._dense(db, sem, embedder, matrix, fusion.where_of(flt, target), hwm,
-                                q.question)  # fmt: skip
+    plain = await fusion._dense(
+        db, sem, embedder, matrix, fusion.where_of(flt, target), hwm, q.question
+    )
     seqs = list(dict.fromkeys([s for s, _ in keyword] + [s for s, _ in aware]))
     boosted = await fusion._carrying(db, entity, flt, seqs) if entity else set()
     return {"keyword": keyword, "plain": plain, "aware": aware, "boosted": boosted}
 
 
-def rrf(keyword: Sequence[int], dense: Sequence[int], k: int, boosted: set[int],
-        boost: float) -> list[int]:  # fmt: skip
+def rrf(
+    keyword: Sequence[int], dense: Sequence[int], k: int, boosted: set[int], boost: float
+) -> list[int]:
     """Reciprocal rank fusion (the fusion before this one, kept for the comparison): each
     seq scores 1/(k + rank) per side, plus `boost` times a first rank's score if boosted."""
     scores: dict[int, float] = {}
@@ -107,8 +115,9 @@ def measures(r: dict[str, Any]) -> dict[str, list[int]]:
     out["rrf k=60 plain"] = rrf(kw, floored("plain"), 60, set(), 0)
     out["rrf k=5 boost=1.0"] = rrf(kw, floored("aware"), 5, r["boosted"], 1.0)
     for weight, zero, boost in itertools.product(WEIGHTS, ZEROS, BOOSTS):
-        sem = fusion.Semantic(_none, weight=weight, zero=zero, tag_boost=boost,
-                              min_similarity=FLOOR)  # fmt: skip
+        sem = fusion.Semantic(
+            _none, weight=weight, zero=zero, tag_boost=boost, min_similarity=FLOOR
+        )
         fused = fusion.fuse(r["keyword"], r["aware"], sem, boosted=r["boosted"])
         out[f"scores w={weight} zero={zero} boost={boost}"] = [s for s, _ in fused]
     return out
@@ -159,15 +168,26 @@ async def run(quick: bool) -> dict[str, Any]:
     fused = [m for m in rates["train"] if m.startswith("scores")]
     best = max(fused, key=lambda m: (sum(rates["train"][m].values()), rates["train"][m][10]))
     return {
-        "entries": len(turn_of), "questions": counts, "load_s": t1 - t0, "embed_s": t2 - t1,
-        "model": embedder.model, "chosen_on_train": best, "rates": rates,
-    }  # fmt: skip
+        "entries": len(turn_of),
+        "questions": counts,
+        "load_s": t1 - t0,
+        "embed_s": t2 - t1,
+        "model": embedder.model,
+        "chosen_on_train": best,
+        "rates": rates,
+    }
 
 
 def table(result: dict[str, Any]) -> str:
-    rows = ["keywords", "dense", "dense, entity-aware", "rrf k=60 plain", "rrf k=5 boost=1.0",
-            f"scores w={fusion.DENSE_WEIGHT} zero={fusion.SIMILARITY_ZERO} "
-            f"boost={fusion.TAG_BOOST}", result["chosen_on_train"]]  # fmt: skip
+    rows = [
+        "keywords",
+        "dense",
+        "dense, entity-aware",
+        "rrf k=60 plain",
+        "rrf k=5 boost=1.0",
+        f"scores w={fusion.DENSE_WEIGHT} zero={fusion.SIMILARITY_ZERO} boost={fusion.TAG_BOOST}",
+        result["chosen_on_train"],
+    ]
     lines = []
     for split in ("train", "held-out"):
         lines.append(f"{split} ({result['questions'][split]} questions)   R@5   R@10   R@20")
@@ -183,8 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write the whole result here")
     args = p.parse_args(argv)
     result = asyncio.run(run(args.quick))
-    print(f"{result['entries']} entries embedded by {result['model']} in "
-          f"{result['embed_s']:.1f} s; chosen on train: {result['chosen_on_train']}")  # fmt: skip
+    print(
+        f"{result['entries']} entries embedded by {result['model']} in "
+        f"{result['embed_s']:.1f} s; chosen on train: {result['chosen_on_train']}"
+    )
     print(table(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, default=str))

@@ -36,9 +36,12 @@ async def run(args: argparse.Namespace, data_dir: Path) -> None:
                 )
                 for with_key, samples in sides:
                     event = EventIn(
-                        Scope.ENTITY, "acme-outdoor", "note", f"idempotency bench {i} {with_key}",
+                        Scope.ENTITY,
+                        "acme-outdoor",
+                        "note",
+                        f"idempotency bench {i} {with_key}",
                         idempotency_key=f"bench-{time.time_ns()}-{i}" if with_key else None,
-                    )  # fmt: skip
+                    )
                     started = time.perf_counter()
                     await events.append_events(db, [event])
                     if i >= 10:  # the first appends warm the connections

@@ -59,15 +59,22 @@ async def seed(data_dir: Path, tenant_id: str) -> None:
                 words = " ".join(WORDS[(i + k) % len(WORDS)] for k in range(4))
                 await entries.create_entry(
                     db,
-                    EntryIn(Scope.ENTITY, SCOPE_REF if i % 3 else f"acct-{i}",
-                            f"Fact {i}: {words}", f"Account note {i} about {words}. " * 4,
-                            tags=[WORDS[i % len(WORDS)]], importance=1 + i % 5),
-                )  # fmt: skip
+                    EntryIn(
+                        Scope.ENTITY,
+                        SCOPE_REF if i % 3 else f"acct-{i}",
+                        f"Fact {i}: {words}",
+                        f"Account note {i} about {words}. " * 4,
+                        tags=[WORDS[i % len(WORDS)]],
+                        importance=1 + i % 5,
+                    ),
+                )
             await events.append_events(
                 db,
-                [EventIn(Scope.ENTITY, SCOPE_REF, "call_summary", f"Call {i}: {WORDS[i % 9]}.")
-                 for i in range(SEED)],
-            )  # fmt: skip
+                [
+                    EventIn(Scope.ENTITY, SCOPE_REF, "call_summary", f"Call {i}: {WORDS[i % 9]}.")
+                    for i in range(SEED)
+                ],
+            )
     finally:
         await container.aclose()
 
@@ -79,8 +86,10 @@ def mcp_request(era: str, name: str, arguments: dict[str, Any]) -> dict[str, Any
     if era != ERAS[0]:
         headers |= {"Mcp-Method": "tools/call", "Mcp-Name": name}
         params["_meta"] = MODERN_META
-    return {"headers": headers, "json": {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                         "params": params}}  # fmt: skip
+    return {
+        "headers": headers,
+        "json": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+    }
 
 
 def cases(client: httpx.Client) -> dict[str, Callable[[int], None]]:
@@ -155,9 +164,14 @@ def measure(server: Server, key: str, rounds: int, per_round: int) -> dict[str, 
 
 def rows(figures: dict[str, dict[str, float]], command: str) -> list[Row]:
     out = []
-    pairs = [(f"{tool} (MCP {era})", gql) for tool, gql in (
-        ("recall", "memoryContext (GraphQL)"), ("remember", "appendMemoryEvent (GraphQL)"),
-    ) for era in ERAS]  # fmt: skip
+    pairs = [
+        (f"{tool} (MCP {era})", gql)
+        for tool, gql in (
+            ("recall", "memoryContext (GraphQL)"),
+            ("remember", "appendMemoryEvent (GraphQL)"),
+        )
+        for era in ERAS
+    ]
     for mcp, gql in pairs:
         for metric, unit in (("p50_ms", "ms p50"), ("cpu_ms", "ms server CPU/request")):
             ratio = figures[mcp][metric] / figures[gql][metric]
@@ -173,7 +187,7 @@ def rows(figures: dict[str, dict[str, float]], command: str) -> list[Row]:
                     "<= 1.5x",
                     ratio <= 1.5,
                     command,
-                )  # fmt: skip
+                )
             )
     return out
 

@@ -69,28 +69,78 @@ def facts_for(i: int, ref: str, client: str, person: str, campaign: str) -> list
     po = f"PO-{rng.randint(10000, 99999)}"
     head, rival = NEW_HEADS[i], COMPETITORS[i]
     return [
-        Fact(ref, f"{person} approved a {amount} budget for the {campaign} campaign.",
-             f"What budget was approved for the {campaign} campaign?", (amount,), "decision"),
-        Fact(ref, f"The {campaign} launch date is fixed for {launch}.",
-             f"When does {campaign} launch?", (launch,), "decision"),
-        Fact(ref, f"{head} replaces {person} as head of marketing at {client}.",
-             f"Who is the new head of marketing at {client}?", (head,), "relationship"),
-        Fact(ref, f"{client} decided to drop TikTok ads and move that budget to YouTube.",
-             f"What did {client} decide about TikTok ads?", ("TikTok", "YouTube"), "decision"),
-        Fact(ref, f"We committed to deliver the brand lift study by {due}.",
-             "When is the brand lift study due?", (due,), "commitment"),
-        Fact(ref, f"The agency retainer was renewed at {fee} per month.",
-             "What is the monthly agency retainer?", (fee,), "decision"),
-        Fact(ref, f"{client} agreed on a target CPA of {cpa} for paid social.",
-             "What target CPA was agreed for paid social?", (cpa,), "decision"),
-        Fact(ref, f"Purchase order {po} covers the {campaign} media spend.",
-             f"Which purchase order covers the {campaign} media spend?", (po,), "identifier"),
-        Fact(ref, f"{person} prefers the weekly report as a PDF every Monday at 9am.",
-             f"How does {person} want the weekly report?", ("PDF", "Monday"), "preference"),
-        Fact(ref, f"{person} warned that {client} could move the account to {rival} if "
-                  "results slip again.",
-             f"Which agency could {client} move the account to?", (rival,), "risk"),
-    ]  # fmt: skip
+        Fact(
+            ref,
+            f"{person} approved a {amount} budget for the {campaign} campaign.",
+            f"What budget was approved for the {campaign} campaign?",
+            (amount,),
+            "decision",
+        ),
+        Fact(
+            ref,
+            f"The {campaign} launch date is fixed for {launch}.",
+            f"When does {campaign} launch?",
+            (launch,),
+            "decision",
+        ),
+        Fact(
+            ref,
+            f"{head} replaces {person} as head of marketing at {client}.",
+            f"Who is the new head of marketing at {client}?",
+            (head,),
+            "relationship",
+        ),
+        Fact(
+            ref,
+            f"{client} decided to drop TikTok ads and move that budget to YouTube.",
+            f"What did {client} decide about TikTok ads?",
+            ("TikTok", "YouTube"),
+            "decision",
+        ),
+        Fact(
+            ref,
+            f"We committed to deliver the brand lift study by {due}.",
+            "When is the brand lift study due?",
+            (due,),
+            "commitment",
+        ),
+        Fact(
+            ref,
+            f"The agency retainer was renewed at {fee} per month.",
+            "What is the monthly agency retainer?",
+            (fee,),
+            "decision",
+        ),
+        Fact(
+            ref,
+            f"{client} agreed on a target CPA of {cpa} for paid social.",
+            "What target CPA was agreed for paid social?",
+            (cpa,),
+            "decision",
+        ),
+        Fact(
+            ref,
+            f"Purchase order {po} covers the {campaign} media spend.",
+            f"Which purchase order covers the {campaign} media spend?",
+            (po,),
+            "identifier",
+        ),
+        Fact(
+            ref,
+            f"{person} prefers the weekly report as a PDF every Monday at 9am.",
+            f"How does {person} want the weekly report?",
+            ("PDF", "Monday"),
+            "preference",
+        ),
+        Fact(
+            ref,
+            f"{person} warned that {client} could move the account to {rival} if "
+            "results slip again.",
+            f"Which agency could {client} move the account to?",
+            (rival,),
+            "risk",
+        ),
+    ]
 
 
 def filler(rng: random.Random, person: str, k: int) -> list[str]:

@@ -107,10 +107,26 @@ class Run:
             lines.append(f"{r['method']}\t{r['path']}\t{body}")
         path.write_text("\n".join(lines) + "\n")
         key = requests[0]["headers"]["authorization"].removeprefix("Bearer ")
-        run_wrk(srv.url, mode=mode, key=key, path="/", seconds=1, connections=connections,
-                requests_file=path)  # warm up  # fmt: skip
-        r = self.wrk_round(srv, label, prof, mode=mode, key=key, path="/", seconds=seconds,
-                           connections=connections, requests_file=path)  # fmt: skip
+        run_wrk(
+            srv.url,
+            mode=mode,
+            key=key,
+            path="/",
+            seconds=1,
+            connections=connections,
+            requests_file=path,
+        )  # warm up
+        r = self.wrk_round(
+            srv,
+            label,
+            prof,
+            mode=mode,
+            key=key,
+            path="/",
+            seconds=seconds,
+            connections=connections,
+            requests_file=path,
+        )
         r["lat_p95_us"] = r.get("lat_p95_us", 0)
         return r
 

@@ -51,11 +51,23 @@ def seed(path: Path, events: int, scopes_n: int) -> None:
     for start in range(0, events, chunk):
         conn.execute("BEGIN")
         (after,) = conn.execute(fulltext.LAST_EVENT_SEQ_SQL).fetchone()
-        conn.executemany(INSERT, [
-            (ids.new_id(ids.EVENT), "entity", f"ent_{i % scopes_n:04}", "note",
-             "A call about budgets.", "seed", None, now, now)
-            for i in range(start, min(start + chunk, events))
-        ])  # fmt: skip
+        conn.executemany(
+            INSERT,
+            [
+                (
+                    ids.new_id(ids.EVENT),
+                    "entity",
+                    f"ent_{i % scopes_n:04}",
+                    "note",
+                    "A call about budgets.",
+                    "seed",
+                    None,
+                    now,
+                    now,
+                )
+                for i in range(start, min(start + chunk, events))
+            ],
+        )
         conn.execute(scopes.COUNT_EVENTS_SQL, {"after": after})
         conn.execute("COMMIT")
     conn.close()
@@ -68,8 +80,10 @@ async def part_read(work: Path, events: int, rounds: int) -> dict[str, Any]:
     key = func.coalesce(ev.c.scope_ref, "")
     group_by = (
         select(ev.c.scope, key, func.count(), func.max(ev.c.recorded_at))
-        .group_by(ev.c.scope, key).order_by(ev.c.scope, key).limit(21)
-    )  # fmt: skip
+        .group_by(ev.c.scope, key)
+        .order_by(ev.c.scope, key)
+        .limit(21)
+    )
     page_ms, group_ms = [], []
     try:
         async with container.tenants.lease(tenant_id) as db:

@@ -65,14 +65,12 @@ def run(b: Run) -> None:
         c16 = b.load(srv, "search-c16", requests, 16, a.seconds, prof="search-c16")
         rare_gql = [r for r in requests if r["tag"] == "rare"]
         rare_rest = [
-            b.rest_get(key, "/memory", {"scope": s, "scopeRef": r, "search": q,
-                                           "limit": 20}, tag)
+            b.rest_get(key, "/memory", {"scope": s, "scopeRef": r, "search": q, "limit": 20}, tag)
             for tag, q, s, r in cases
             if tag == "rare"
-        ]  # fmt: skip
+        ]
         gql_rare = b.load(srv, "search-rare-gql-c16", rare_gql, 16, a.seconds)
-        rest_rare = b.load(srv, "search-rare-rest-c16", rare_rest, 16, a.seconds,
-                              check="status")  # fmt: skip
+        rest_rare = b.load(srv, "search-rare-rest-c16", rare_rest, 16, a.seconds, check="status")
     for tag in ("common", "rare"):
         s16 = [x for x in c16["samples"] if x[0] == tag]
         s1 = [x for x in c1["samples"] if x[0] == tag]
@@ -154,8 +152,9 @@ def search_cached(
     measured phases then repeat them, so they are (nearly) all hits. The server's
     cache counters before and after say how many were."""
     a = b.args
-    with b.server("search-cached", JET_BENCH_SERVER_TIMING="1",
-                     JET_SEARCH_CACHE_PAGES="2000") as srv:  # fmt: skip
+    with b.server(
+        "search-cached", JET_BENCH_SERVER_TIMING="1", JET_SEARCH_CACHE_PAGES="2000"
+    ) as srv:
         b.load(srv, "search-cached-fill", requests, 16, 0, order="once")
         before = cache_lookups(srv.url)
         c1 = b.load(srv, "search-cached-c1", requests, 1, a.seconds)

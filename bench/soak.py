@@ -65,8 +65,10 @@ GQL_CONTEXT = """query($ref: String!, $q: String) {
 GQL_SEARCH_EVENTS = """query($q: String!) {
   memoryEvents(filter: {search: $q}, first: 10) { edges { node { id } } } }"""
 
-WORDS = ("roas budget tiktok campaign search display acme decision target spring "
-         "creative audience churn renewal pricing launch meeting call summary").split()  # fmt: skip
+WORDS = (
+    "roas budget tiktok campaign search display acme decision target spring "
+    "creative audience churn renewal pricing launch meeting call summary"
+).split()
 REFS = [f"ent_{i}" for i in range(8)]
 
 
@@ -111,8 +113,15 @@ def free_port() -> int:
 
 
 def cli(env: dict[str, str], cwd: Path, *args: str) -> list[str]:
-    done = subprocess.run([str(JET), *args], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(JET), *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"jet-memory {' '.join(args)} failed:\n{done.stderr}")
     return done.stdout.strip().splitlines()
@@ -259,14 +268,24 @@ class Load:
 
     def _event(self, key: str) -> dict[str, Any]:
         words = " ".join(self.rng.choices(WORDS, k=self.rng.randint(5, 40)))
-        return {"scope": "entity", "scopeRef": self.rng.choice(REFS),
-                "kind": self.rng.choice(["note", "decision", "call_summary"]),
-                "body": f"{words} ({key})", "idempotencyKey": key}  # fmt: skip
+        return {
+            "scope": "entity",
+            "scopeRef": self.rng.choice(REFS),
+            "kind": self.rng.choice(["note", "decision", "call_summary"]),
+            "body": f"{words} ({key})",
+            "idempotencyKey": key,
+        }
 
     async def _call(
-        self, op: str, tenant: Tenant, method: str, path: str, *,
-        json_body: Any = None, headers: dict[str, str] | None = None,
-    ) -> httpx.Response | None:  # fmt: skip
+        self,
+        op: str,
+        tenant: Tenant,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response | None:
         started = time.perf_counter()
         try:
             hdrs = {**tenant.headers, **(headers or {})}
@@ -302,18 +321,30 @@ class Load:
         hdrs = {"Idempotency-Key": key}
         rs: list[httpx.Response | None]
         if self.rng.random() < 0.15:  # a sender that timed out: the same delivery twice at once
-            rs = list(await asyncio.gather(*(
-                self._call("append_rest", t, "POST", "/memory/events", json_body=body, headers=hdrs)
-                for _ in range(2)
-            )))  # fmt: skip
+            rs = list(
+                await asyncio.gather(
+                    *(
+                        self._call(
+                            "append_rest", t, "POST", "/memory/events", json_body=body, headers=hdrs
+                        )
+                        for _ in range(2)
+                    )
+                )
+            )
             self.stats.retries += 1
         else:
-            rs = [await self._call("append_rest", t, "POST", "/memory/events", json_body=body,
-                                   headers=hdrs)]  # fmt: skip
+            rs = [
+                await self._call(
+                    "append_rest", t, "POST", "/memory/events", json_body=body, headers=hdrs
+                )
+            ]
         if rs[0] is not None and rs[0].status_code in (200, 201) and self.rng.random() < 0.2:
             self.stats.retries += 1  # acknowledged, then delivered again
-            rs.append(await self._call("append_rest", t, "POST", "/memory/events",
-                                       json_body=body, headers=hdrs))  # fmt: skip
+            rs.append(
+                await self._call(
+                    "append_rest", t, "POST", "/memory/events", json_body=body, headers=hdrs
+                )
+            )
         for r in rs:
             if r is not None and self._expect("append_rest", r, 200, 201):
                 self._ack(t, key, r.json()["id"])
@@ -321,8 +352,10 @@ class Load:
 
     async def gql_append(self, t: Tenant, worker: int) -> None:
         key = self._key(worker)
-        payload = {"query": GQL_APPEND, "variables": {"input": {**self._event(key),
-                                                                 "scope": "ENTITY"}}}  # fmt: skip
+        payload = {
+            "query": GQL_APPEND,
+            "variables": {"input": {**self._event(key), "scope": "ENTITY"}},
+        }
         tries = 2 if self.rng.random() < 0.2 else 1
         for _ in range(tries):
             r = await self._call("append_gql", t, "POST", "/graphql", json_body=payload)
@@ -352,11 +385,14 @@ class Load:
     # --- entries
 
     async def create_entry(self, t: Tenant, _: int) -> None:
-        body = {"scope": "entity", "scopeRef": self.rng.choice(REFS),
-                "title": " ".join(self.rng.choices(WORDS, k=4)).capitalize(),
-                "summary": " ".join(self.rng.choices(WORDS, k=30)),
-                "tags": self.rng.sample(["decision", "roas", "budget", "risk"], k=2),
-                "importance": self.rng.randint(1, 5)}  # fmt: skip
+        body = {
+            "scope": "entity",
+            "scopeRef": self.rng.choice(REFS),
+            "title": " ".join(self.rng.choices(WORDS, k=4)).capitalize(),
+            "summary": " ".join(self.rng.choices(WORDS, k=30)),
+            "tags": self.rng.sample(["decision", "roas", "budget", "risk"], k=2),
+            "importance": self.rng.randint(1, 5),
+        }
         r = await self._call("entry_create", t, "POST", "/memory", json_body=body)
         if r is not None and self._expect("entry_create", r, 201):
             t.entries[r.json()["id"]] = r.json()["version"]
@@ -367,18 +403,30 @@ class Load:
         entry_id = self.rng.choice(list(t.entries))
         version = t.entries[entry_id]
         if self.rng.random() < 0.5:
-            r = await self._call("entry_update_rest", t, "PUT", f"/memory/{entry_id}",
-                                 json_body={"importance": self.rng.randint(1, 5)},
-                                 headers={"If-Match": f'"{version}"'})  # fmt: skip
+            r = await self._call(
+                "entry_update_rest",
+                t,
+                "PUT",
+                f"/memory/{entry_id}",
+                json_body={"importance": self.rng.randint(1, 5)},
+                headers={"If-Match": f'"{version}"'},
+            )
             # 412: another client updated it first (optimistic concurrency doing its job).
             ok = r is not None and self._expect("entry_update_rest", r, 200, 412)
             if ok and r is not None and r.status_code == 200:
                 t.entries[entry_id] = r.json()["version"]
             return None
-        variables = {"id": entry_id, "input": {"importance": self.rng.randint(1, 5),
-                                               "expectedVersion": version}}  # fmt: skip
-        r = await self._call("entry_update_gql", t, "POST", "/graphql",
-                             json_body={"query": GQL_UPDATE, "variables": variables})  # fmt: skip
+        variables = {
+            "id": entry_id,
+            "input": {"importance": self.rng.randint(1, 5), "expectedVersion": version},
+        }
+        r = await self._call(
+            "entry_update_gql",
+            t,
+            "POST",
+            "/graphql",
+            json_body={"query": GQL_UPDATE, "variables": variables},
+        )
         if r is not None and self._expect("entry_update_gql", r, 200):
             data = r.json()
             result = (data.get("data") or {}).get("updateMemoryEntry")
@@ -407,8 +455,13 @@ class Load:
 
     async def context(self, t: Tenant, _: int) -> None:
         variables = {"ref": self.rng.choice(REFS), "q": " ".join(self.rng.choices(WORDS, k=5))}
-        r = await self._call("memory_context", t, "POST", "/graphql",
-                             json_body={"query": GQL_CONTEXT, "variables": variables})  # fmt: skip
+        r = await self._call(
+            "memory_context",
+            t,
+            "POST",
+            "/graphql",
+            json_body={"query": GQL_CONTEXT, "variables": variables},
+        )
         if r is not None and self._expect("memory_context", r, 200) and r.json().get("errors"):
             self.stats.error(f"memory_context: {r.text[:300]}")
 
@@ -435,17 +488,26 @@ class Load:
                 return
 
     async def worker(self, worker: int, deadline: float) -> None:
-        ops = [(self.rest_append, 30), (self.gql_append, 12), (self.rest_batch, 8),
-               (self.create_entry, 6), (self.update_entry, 6), (self.search_entries, 12),
-               (self.search_events, 8), (self.context, 8), (self.list_pages, 10)]  # fmt: skip
+        ops = [
+            (self.rest_append, 30),
+            (self.gql_append, 12),
+            (self.rest_batch, 8),
+            (self.create_entry, 6),
+            (self.update_entry, 6),
+            (self.search_entries, 12),
+            (self.search_events, 8),
+            (self.context, 8),
+            (self.list_pages, 10),
+        ]
         fns, weights = zip(*ops, strict=True)
         while time.monotonic() < deadline:
             op = self.rng.choices(fns, weights)[0]
             await op(self.rng.choice(self.tenants), worker)
 
 
-async def run_load(base_url: str, tenants: list[Tenant], seconds: float, concurrency: int,
-                   seed: int) -> tuple[Load, float]:  # fmt: skip
+async def run_load(
+    base_url: str, tenants: list[Tenant], seconds: float, concurrency: int, seed: int
+) -> tuple[Load, float]:
     n = concurrency * 2
     limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
     async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_TIMEOUT, limits=limits) as c:
@@ -503,10 +565,14 @@ def report(load: Load, elapsed: float, checks: list[dict[str, Any]]) -> dict[str
     s = load.stats
     total = sum(len(v) for v in s.latencies.values())
     ops = {
-        op: {"count": len(v), "per_s": round(len(v) / elapsed, 1),
-             "p50_ms": round(statistics.median(v), 2), "p95_ms": round(pct(v, 95), 2)}
+        op: {
+            "count": len(v),
+            "per_s": round(len(v) / elapsed, 1),
+            "p50_ms": round(statistics.median(v), 2),
+            "p95_ms": round(pct(v, 95), 2),
+        }
         for op, v in sorted(s.latencies.items())
-    }  # fmt: skip
+    }
     return {
         "seconds": round(elapsed, 2),
         "requests": total,
@@ -540,16 +606,20 @@ def print_rss(rss: dict[str, Any]) -> None:
 
 
 def print_report(r: dict[str, Any]) -> None:
-    print(f"\n{r['requests']} requests in {r['seconds']} s: {r['requests_per_s']} req/s; "
-          f"{r['acked_appends']} appends acknowledged, {r['retries']} retried, "
-          f"{r['replays']} answered as replays, {r['pages']} list pages")  # fmt: skip
+    print(
+        f"\n{r['requests']} requests in {r['seconds']} s: {r['requests_per_s']} req/s; "
+        f"{r['acked_appends']} appends acknowledged, {r['retries']} retried, "
+        f"{r['replays']} answered as replays, {r['pages']} list pages"
+    )
     print(f"{'operation':<20}{'count':>8}{'per s':>9}{'p50 ms':>10}{'p95 ms':>10}")
     for op, o in r["ops"].items():
         print(f"{op:<20}{o['count']:>8}{o['per_s']:>9}{o['p50_ms']:>10}{o['p95_ms']:>10}")
     for c in r["tenants"]:
-        print(f"{c['tenant']}: {c['stored_events']} events stored, {c['acked_keys']} keys "
-              f"acknowledged, lost {c['lost']}, duplicated {c['duplicated']}, "
-              f"stored unanswered {c['stored_unacked']}, {c['entries']} entries")  # fmt: skip
+        print(
+            f"{c['tenant']}: {c['stored_events']} events stored, {c['acked_keys']} keys "
+            f"acknowledged, lost {c['lost']}, duplicated {c['duplicated']}, "
+            f"stored unanswered {c['stored_unacked']}, {c['entries']} entries"
+        )
     print(f"LOST {r['lost']}  DUPLICATED {r['duplicated']}  ERRORS {r['errors']}")
     for e in r["error_sample"]:
         print("  error:", e)
@@ -618,8 +688,9 @@ def main(argv: list[str] | None = None) -> int:
         + (f", probe in {probe[1]}" if probe else "")
     )
     try:
-        load, elapsed = asyncio.run(run_load(f"http://127.0.0.1:{port}", tenants, args.seconds,
-                                             args.concurrency, args.seed))  # fmt: skip
+        load, elapsed = asyncio.run(
+            run_load(f"http://127.0.0.1:{port}", tenants, args.seconds, args.concurrency, args.seed)
+        )
     finally:
         rss.stopped.set()
         stop_server(proc)  # clean stop: checkpoints the WAL; the checks read the files

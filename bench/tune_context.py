@@ -43,12 +43,16 @@ async def load(db: TenantDb, entries: list[dict[str, Any]]) -> dict[int, str]:
             row = await insert_entry(
                 conn,
                 EntryIn(
-                    scope=Scope(e["scope"]), scope_ref=e["scope_ref"], title=e["title"],
-                    summary=e["summary"], tags=e["tags"], importance=e["importance"],
+                    scope=Scope(e["scope"]),
+                    scope_ref=e["scope_ref"],
+                    title=e["title"],
+                    summary=e["summary"],
+                    tags=e["tags"],
+                    importance=e["importance"],
                     source=EntrySource(e["source"]),
                 ),
                 now=datetime.fromisoformat(e["updated_at"]),
-            )  # fmt: skip
+            )
             keys[row.id] = e["key"]
         rows = await conn.execute(select(entries_table.c.seq, entries_table.c.id))
         return {r.seq: keys[r.id] for r in rows}

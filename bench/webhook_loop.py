@@ -78,8 +78,10 @@ def main() -> None:
         for n in sizes:
             (cpu_m, open_m), (cpu_e, open_e) = asyncio.run(one_size(n, args.seconds, Path(tmp)))
             bar = "#" * round(cpu_e * 20)
-            print(f"{n:>7,}  {cpu_m:>12.3f} | {cpu_e:>12.3f}   {open_m:>15.1f} | {open_e:>8.1f}"
-                  f"   every: {bar}")  # fmt: skip
+            print(
+                f"{n:>7,}  {cpu_m:>12.3f} | {cpu_e:>12.3f}   {open_m:>15.1f} | {open_e:>8.1f}"
+                f"   every: {bar}"
+            )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,13 @@ CONTEXT_QUERY = (
 WORKLOADS = ("search", "events", "context", "appends-100-tenants", "appends-1-tenant")
 # Target ratio of N=2 over N=1 (the issue): reads 1.6x, appends over tenants 1.4x, appends
 # to one tenant not slower.
-TARGETS = {"search": 1.6, "events": 1.6, "context": 1.6, "appends-100-tenants": 1.4,
-           "appends-1-tenant": 1.0}  # fmt: skip
+TARGETS = {
+    "search": 1.6,
+    "events": 1.6,
+    "context": 1.6,
+    "appends-100-tenants": 1.4,
+    "appends-1-tenant": 1.0,
+}
 
 
 @dataclass
@@ -94,21 +99,42 @@ def prepare(b: Run, a: argparse.Namespace) -> dict[str, Any]:
     tenants = run_async(bench_data.many_tenants(b.data_dir, 100))
     one_id, one_key = run_async(new_tenant(b.data_dir, f"bench-one-{time.time_ns()}"))
     search_lines = [
-        ("POST", "/graphql", b.gql_request(search_key, bench_data.SEARCH_QUERY, {"f": {
-            "search": q, "scope": s.upper(), "scopeRef": r}}, tag)["body"])
+        (
+            "POST",
+            "/graphql",
+            b.gql_request(
+                search_key,
+                bench_data.SEARCH_QUERY,
+                {"f": {"search": q, "scope": s.upper(), "scopeRef": r}},
+                tag,
+            )["body"],
+        )
         for tag, q, s, r in bench_data.search_cases()
-    ]  # fmt: skip
+    ]
     events_lines = [
-        ("POST", "/graphql", b.gql_request(events_key, _EVENTS_QUERY,
-                                           {"f": {"scope": "ENTITY", "scopeRef": r}}, "")["body"])
+        (
+            "POST",
+            "/graphql",
+            b.gql_request(events_key, _EVENTS_QUERY, {"f": {"scope": "ENTITY", "scopeRef": r}}, "")[
+                "body"
+            ],
+        )
         for r in cb.CLIENTS
-    ]  # fmt: skip
+    ]
     rng = random.Random(5)
     context_lines = [
-        ("POST", "/graphql", b.gql_request(events_key, CONTEXT_QUERY, {
-            "s": "ENTITY", "r": rng.choice(cb.CLIENTS), "q": rng.choice(cb.QUERIES)}, "")["body"])
+        (
+            "POST",
+            "/graphql",
+            b.gql_request(
+                events_key,
+                CONTEXT_QUERY,
+                {"s": "ENTITY", "r": rng.choice(cb.CLIENTS), "q": rng.choice(cb.QUERIES)},
+                "",
+            )["body"],
+        )
         for _ in range(200)
-    ]  # fmt: skip
+    ]
     run_async(embed_pending(b.data_dir, [t for t, _ in tenants] + [one_id, *_ids(b.data_dir)]))
     keys_file = b.work / "keys-100.txt"
     keys_file.write_text("".join(f"{k}\n" for _, k in tenants))
@@ -158,12 +184,18 @@ _EVENTS_QUERY = (
 )
 
 
-def phase(tree: Tree, name: str, spec: Any, a: argparse.Namespace, run_id: str,
-          ack_dir: Path) -> dict[str, Any]:  # fmt: skip
+def phase(
+    tree: Tree, name: str, spec: Any, a: argparse.Namespace, run_id: str, ack_dir: Path
+) -> dict[str, Any]:
     mode, key, extra = spec
     path = "/memory/events" if mode.startswith("append") else "/"
-    kw: dict[str, Any] = {"mode": mode, "key": key, "path": path,
-                          "connections": a.clients, "run_id": run_id}  # fmt: skip
+    kw: dict[str, Any] = {
+        "mode": mode,
+        "key": key,
+        "path": path,
+        "connections": a.clients,
+        "run_id": run_id,
+    }
     if extra is not None:
         kw["requests_file"] = extra
     # Warm up; appends acknowledged then are verified too (each phase its own ack files).
@@ -176,9 +208,12 @@ def phase(tree: Tree, name: str, spec: Any, a: argparse.Namespace, run_id: str,
     r = run_wrk(tree.server.url, seconds=a.seconds, **kw)
     r["ok_rate"] = r["ok"] / (r["duration_us"] / 1e6)
     r["cpu_us_per_req"] = (tree.cpu_seconds() - cpu0) * 1e6 / max(1, r["requests"])
-    print(f"  N={tree.workers} {name:<20} {r['ok_rate']:>8,.0f} ok/s  bad {r['bad']:<4}"
-          f" p50 {r['lat_p50_us'] / 1000:6.2f}  p99 {r['lat_p99_us'] / 1000:7.2f} ms"
-          f"  server CPU {r['cpu_us_per_req']:6.0f} us/req", flush=True)  # fmt: skip
+    print(
+        f"  N={tree.workers} {name:<20} {r['ok_rate']:>8,.0f} ok/s  bad {r['bad']:<4}"
+        f" p50 {r['lat_p50_us'] / 1000:6.2f}  p99 {r['lat_p99_us'] / 1000:7.2f} ms"
+        f"  server CPU {r['cpu_us_per_req']:6.0f} us/req",
+        flush=True,
+    )
     if r["bad"]:
         print(f"    first bad response: {r['bad_sample'][:200]}", flush=True)
     return r
@@ -233,15 +268,25 @@ def main() -> None:
     workers = [int(n) for n in a.workers.split(",")]
     b = Run(a)
     specs = prepare(b, a)
-    print(f"== serve --workers {a.workers}, {a.clients} clients, {a.rounds} rounds of "
-          f"{a.seconds:g} s; {load_note()} ==", flush=True)  # fmt: skip
+    print(
+        f"== serve --workers {a.workers}, {a.clients} clients, {a.rounds} rounds of "
+        f"{a.seconds:g} s; {load_note()} ==",
+        flush=True,
+    )
     # Search and context answered by FTS5 every time (no page cache): the work itself.
     trees = [
-        Tree(Server(data_dir=b.data_dir, log_path=b.work / f"serve-{n}.log", tree=ROOT,
-                    env={"JET_WORKERS": str(n), "JET_SEARCH_CACHE_PAGES": "0"},
-                    startup_seconds=300), n)
+        Tree(
+            Server(
+                data_dir=b.data_dir,
+                log_path=b.work / f"serve-{n}.log",
+                tree=ROOT,
+                env={"JET_WORKERS": str(n), "JET_SEARCH_CACHE_PAGES": "0"},
+                startup_seconds=300,
+            ),
+            n,
+        )
         for n in workers
-    ]  # fmt: skip
+    ]
     results: dict[str, dict[int, list[dict[str, Any]]]] = {
         w: {n: [] for n in workers} for w in chosen
     }
@@ -277,8 +322,12 @@ def main() -> None:
     }
     bad = sum(r["bad"] for w in chosen for n in workers for r in results[w][n])
     base, top = workers[0], workers[-1]
-    table = ["| workload | " + " | ".join(f"N={n} ok/s (p99 ms; CPU us/req)" for n in workers)
-             + f" | N={top}/N={base} | target |", "|---" * (len(workers) + 3) + "|"]  # fmt: skip
+    table = [
+        "| workload | "
+        + " | ".join(f"N={n} ok/s (p99 ms; CPU us/req)" for n in workers)
+        + f" | N={top}/N={base} | target |",
+        "|---" * (len(workers) + 3) + "|",
+    ]
     for w in chosen:
         ratio = medians[w][top] / medians[w][base]
         cells = " | ".join(
@@ -286,12 +335,18 @@ def main() -> None:
         )
         met = "yes" if ratio >= TARGETS[w] else "**no**"
         table.append(f"| {w} | {cells} | {ratio:.2f}x | {TARGETS[w]:.1f}x: {met} |")
-    text = "\n".join([
-        f"serve --workers {a.workers}: medians of {a.rounds} rounds of {a.seconds:g} s, "
-        f"{a.clients} clients (wrk); {git_state()}; {load_note()} at the end",
-        "", *table, "", chart(medians, workers, chosen), "",
-        f"{verified}; {bad} bad responses in all",
-    ])  # fmt: skip
+    text = "\n".join(
+        [
+            f"serve --workers {a.workers}: medians of {a.rounds} rounds of {a.seconds:g} s, "
+            f"{a.clients} clients (wrk); {git_state()}; {load_note()} at the end",
+            "",
+            *table,
+            "",
+            chart(medians, workers, chosen),
+            "",
+            f"{verified}; {bad} bad responses in all",
+        ]
+    )
     print("\n" + text, flush=True)
     (b.work / "workers.md").write_text(text + "\n")
     print(f"\nwritten to {b.work / 'workers.md'}", flush=True)

@@ -271,9 +271,14 @@ def record_at(created: float) -> logging.LogRecord:
     """An access-log record of a POST /memory/events answered 201, made at `created`
     (relativeCreated fixed too, so two records of the same time are equal)."""
     record = logging.LogRecord(
-        "uvicorn.access", logging.INFO, __file__, 1, ACCESS,
-        ("127.0.0.1:5555", "POST", "/memory/events", "1.1", 201), None,
-    )  # fmt: skip
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        ACCESS,
+        ("127.0.0.1:5555", "POST", "/memory/events", "1.1", 201),
+        None,
+    )
     record.created = created
     record.msecs = (created - int(created)) * 1000
     record.relativeCreated = 0.0

@@ -45,11 +45,29 @@ def test_configure_and_show_never_print_the_key(
 ) -> None:
     monkeypatch.setenv("JET_GATEWAY_KEY", KEY)
     code, out, err = jet(
-        capsys, "tenants", "configure", "acme", "--gateway-url", "https://gw.example/v1",
-        "--model", "m1", "--fallback-model", "m2", "--fallback-model", "m3",
-        "--gateway-timeout", "20", "--dlp", "block", "--dlp-pattern", r"PRJ-\d{4}",
-        "--budget-daily-tokens", "50000", "--budget-monthly-tokens", "unlimited",
-    )  # fmt: skip
+        capsys,
+        "tenants",
+        "configure",
+        "acme",
+        "--gateway-url",
+        "https://gw.example/v1",
+        "--model",
+        "m1",
+        "--fallback-model",
+        "m2",
+        "--fallback-model",
+        "m3",
+        "--gateway-timeout",
+        "20",
+        "--dlp",
+        "block",
+        "--dlp-pattern",
+        r"PRJ-\d{4}",
+        "--budget-daily-tokens",
+        "50000",
+        "--budget-monthly-tokens",
+        "unlimited",
+    )
     assert code == 0, err
     assert out.splitlines() == [
         f"tenant {acme} (acme) policy:",
@@ -89,9 +107,16 @@ def test_the_key_can_be_typed_in(
 
     monkeypatch.setattr(getpass, "getpass", fake_getpass)
     code, out, err = jet(
-        capsys, "tenants", "configure", acme, "--gateway-url", "http://127.0.0.1:9/v1",
-        "--model", "m", "--gateway-key-prompt",
-    )  # fmt: skip
+        capsys,
+        "tenants",
+        "configure",
+        acme,
+        "--gateway-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--gateway-key-prompt",
+    )
     assert code == 0 and prompts == ["gateway key (not echoed): "]
     assert "gateway key: set" in out and KEY not in out + err
 
@@ -153,9 +178,11 @@ def test_compact_prints_one_line_per_run(
         f"{acme} (acme): succeeded (dry run); buckets 1/1 compacted, 0 skipped; 1 entries; "
         "3 events; tokens 0+0; summariser builtin-extractive-v2; 0 problems"
     )
-    assert lines[1].endswith("(beta): succeeded (dry run); buckets 0/0 compacted, 0 skipped; "
-                             "0 entries; 0 events; tokens 0+0; summariser builtin-extractive-v2; "
-                             "0 problems")  # fmt: skip
+    assert lines[1].endswith(
+        "(beta): succeeded (dry run); buckets 0/0 compacted, 0 skipped; "
+        "0 entries; 0 events; tokens 0+0; summariser builtin-extractive-v2; "
+        "0 problems"
+    )
 
     code, out, err = jet(capsys, "compact", "--tenant", "acme")
     assert code == 0, err

@@ -32,10 +32,21 @@ def start_server(
 ) -> subprocess.Popen[bytes]:
     with log.open("w") as out:
         return subprocess.Popen(
-            [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port),
-             "--workers", str(workers)],
-            env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                str(JET),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+            ],
+            env=env,
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 # workers=2: uvicorn's supervisor passes SIGTERM to each worker, which drains as one does.
@@ -77,10 +88,14 @@ async def test_sigterm_keeps_every_acknowledged_append(
                 n = 0
                 while not stop.is_set():
                     batch = [
-                        {"scope": "entity", "scopeRef": f"ent_{w}", "kind": "k",
-                         "body": f"writer {w} event {n}.{i}"}
+                        {
+                            "scope": "entity",
+                            "scopeRef": f"ent_{w}",
+                            "kind": "k",
+                            "body": f"writer {w} event {n}.{i}",
+                        }
                         for i in range(BATCH)
-                    ]  # fmt: skip
+                    ]
                     n += 1
                     try:
                         r = await client.post("/memory/events", json=batch, headers=headers)

@@ -46,8 +46,14 @@ def _serve(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[str, Any]]:
     environ |= {"JET_DATA_DIR": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1", **env}
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    argv = [str(Path(sys.executable).parent / "jet-memory"), "serve", "--host", "127.0.0.1",
-            "--port", str(port)]  # fmt: skip
+    argv = [
+        str(Path(sys.executable).parent / "jet-memory"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     with serving(argv, url=url, env=environ, cwd=tmp_path, log=tmp_path / "indexer.log") as proc:
         yield url, proc
 
@@ -59,10 +65,16 @@ def test_the_indexer_catches_up_after_a_kill(tmp_path: Path) -> None:
         httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as http,
     ):
         for i in range(ENTRIES):
-            r = http.post("/memory", json={
-                "scope": "entity", "scopeRef": "acme", "title": f"Note {i}",
-                "summary": f"- weekly pacing note number {i}", "tags": ["note"],
-            })  # fmt: skip
+            r = http.post(
+                "/memory",
+                json={
+                    "scope": "entity",
+                    "scopeRef": "acme",
+                    "title": f"Note {i}",
+                    "summary": f"- weekly pacing note number {i}",
+                    "tags": ["note"],
+                },
+            )
             assert r.status_code == 201, r.text
     assert _counts(tmp_path) == (0, ENTRIES)
 

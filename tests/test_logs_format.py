@@ -12,8 +12,15 @@ from app import logs
 from tests.conftest import ACCESS, record_at
 
 # Within one second, across a second's end, back in time (a clock step), far apart.
-TIMES = [1_700_000_000.0, 1_700_000_000.25, 1_700_000_000.999, 1_700_000_001.0005,
-         1_700_000_000.5, 1_000_000_000.125, 1_700_003_600.75]  # fmt: skip
+TIMES = [
+    1_700_000_000.0,
+    1_700_000_000.25,
+    1_700_000_000.999,
+    1_700_000_001.0005,
+    1_700_000_000.5,
+    1_000_000_000.125,
+    1_700_003_600.75,
+]
 
 
 def test_text_lines_are_loggings_own() -> None:
@@ -52,10 +59,11 @@ def test_the_config_is_json_and_applies(fmt: str) -> None:
 
 
 def test_lean_records_leave_the_lines_as_they_were(caplog: pytest.LogCaptureFixture) -> None:
-    saved = (logging._srcfile, logging.logThreads, logging.logProcesses,
-             logging.logMultiprocessing)  # fmt: skip
-    formatters = [logs.TextFormatter(fmt=logs.TEXT_FORMAT),
-                  logs.JsonFormatter(fmt=logs.JSON_FIELDS)]  # fmt: skip
+    saved = (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
+    formatters = [
+        logs.TextFormatter(fmt=logs.TEXT_FORMAT),
+        logs.JsonFormatter(fmt=logs.JSON_FIELDS),
+    ]
     log = logging.getLogger("test-lean-records")
 
     def lines() -> list[str]:
@@ -72,5 +80,6 @@ def test_lean_records_leave_the_lines_as_they_were(caplog: pytest.LogCaptureFixt
         assert lines() == before
         assert caplog.records[0].funcName != "lines"  # no caller lookup any more
     finally:
-        (logging._srcfile, logging.logThreads, logging.logProcesses,
-         logging.logMultiprocessing) = saved  # fmt: skip
+        (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing) = (
+            saved
+        )

@@ -54,8 +54,14 @@ def running_server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     argv = [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)]
     # cwd: no stray .env from the working tree.
-    with serving(argv, url=url, env=env, cwd=tmp_path, log=tmp_path / "serve.log",
-                 startup_seconds=STARTUP_SECONDS):  # fmt: skip
+    with serving(
+        argv,
+        url=url,
+        env=env,
+        cwd=tmp_path,
+        log=tmp_path / "serve.log",
+        startup_seconds=STARTUP_SECONDS,
+    ):
         yield url
 
 
@@ -83,9 +89,11 @@ def test_serve_with_cli_tenants_and_keys(env: dict[str, str], tmp_path: Path) ->
             )
 
         decision = {
-            "scope": "ENTITY", "scopeRef": "acct-42", "kind": "decision",
+            "scope": "ENTITY",
+            "scopeRef": "acct-42",
+            "kind": "decision",
             "body": "Acme approved the budget.",
-        }  # fmt: skip
+        }
         append = gql(key, APPEND, {"input": decision})
         assert append.status_code == 200, append.text
         payload = append.json()["data"]["appendMemoryEvent"]
@@ -153,29 +161,37 @@ def test_clients_that_leave_mid_body_are_499s_and_a_405_has_its_request_id(
                 )
         put = client.put("/graphql", headers={"X-Request-Id": "put-1"})
         assert put.status_code == 405 and put.headers["x-request-id"] == "put-1"
-        counted = [f'jet_http_requests_total{{method="POST",route="{p}",status="499"}} 1.0'
-                   for p in paths]  # fmt: skip
+        counted = [
+            f'jet_http_requests_total{{method="POST",route="{p}",status="499"}} 1.0' for p in paths
+        ]
         deadline = time.monotonic() + STARTUP_SECONDS
         while not all(line in (exposed := client.get("/metrics").text) for line in counted):
             assert time.monotonic() < deadline, exposed  # bounded polling, not a timing test
             time.sleep(0.05)
         assert 'status="500"' not in exposed
-        stored = client.post("/graphql", json={"query": "{ memoryEvents { edges { cursor } } }"},
-                             headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+        stored = client.post(
+            "/graphql",
+            json={"query": "{ memoryEvents { edges { cursor } } }"},
+            headers={"Authorization": f"Bearer {key}"},
+        )
         assert stored.json() == {"data": {"memoryEvents": {"edges": []}}}
 
     served = (tmp_path / "serve.log").read_text()
     records = [json.loads(line) for line in served.splitlines() if line.startswith("{")]
     gone = [r for r in records if "client disconnected before the body was read" in r["message"]]
     assert sorted((r["request_id"], r["level"], r["tenant_id"]) for r in gone) == [
-        ("gone-0", "INFO", tenant_id[1]), ("gone-1", "INFO", tenant_id[1])]  # fmt: skip
+        ("gone-0", "INFO", tenant_id[1]),
+        ("gone-1", "INFO", tenant_id[1]),
+    ]
     # uvicorn hands the app nothing of a body once its client has gone.
-    assert all(re.search(r"/(memory/events|graphql), \d+ of 1000 bytes read", r["message"])
-               for r in gone)  # fmt: skip
+    assert all(
+        re.search(r"/(memory/events|graphql), \d+ of 1000 bytes read", r["message"]) for r in gone
+    )
     assert not [r for r in records if r["level"] in ("ERROR", "CRITICAL")], served
     assert "Traceback" not in served and key not in served
-    [access] = [r for r in records
-                if r["logger"] == "uvicorn.access" and "PUT /graphql" in r["message"]]  # fmt: skip
+    [access] = [
+        r for r in records if r["logger"] == "uvicorn.access" and "PUT /graphql" in r["message"]
+    ]
     assert access["request_id"] == "put-1" and access["message"].endswith(" 405")
 
 

@@ -426,17 +426,22 @@ class GatewayEmbedder:
             ) from None
         status = response.status_code
         if status in (408, 429) or status >= 500:
-            raise GatewayUnavailable(f"embeddings gateway answered HTTP {status}", model=name,
-                                     status=status)  # fmt: skip
+            raise GatewayUnavailable(
+                f"embeddings gateway answered HTTP {status}", model=name, status=status
+            )
         if status >= 300:
-            raise GatewayRejected(f"embeddings gateway refused: HTTP {status}", model=name,
-                                  status=status)  # fmt: skip
+            raise GatewayRejected(
+                f"embeddings gateway refused: HTTP {status}", model=name, status=status
+            )
         return self._vectors(response.content, len(texts), name, status)
 
     def _vectors(self, body: bytes, n: int, name: str, status: int) -> Vectors:
         def bad(why: str) -> GatewayBadAnswer:
-            return GatewayBadAnswer(f"embeddings model {name!r} gave an unusable answer: {why}",
-                                    model=name, status=status)  # fmt: skip
+            return GatewayBadAnswer(
+                f"embeddings model {name!r} gave an unusable answer: {why}",
+                model=name,
+                status=status,
+            )
 
         if len(body) > MAX_ANSWER_BYTES:
             raise bad(f"over {MAX_ANSWER_BYTES:,} bytes")

@@ -56,11 +56,14 @@ async def _remove(c: Container, settings: Settings, args: argparse.Namespace) ->
     tenant = await tenant_service.resolve_tenant(c.control, args.tenant)
     if not args.yes:
         if not sys.stdin.isatty():
-            print("error: removing a tenant needs --yes when not run at a terminal",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                "error: removing a tenant needs --yes when not run at a terminal", file=sys.stderr
+            )
             return 2
-        prompt = (f"This deletes tenant {tenant.id} ({tenant.name}), its keys and all of its "
-                  "memory. Type its name to confirm: ")  # fmt: skip
+        prompt = (
+            f"This deletes tenant {tenant.id} ({tenant.name}), its keys and all of its "
+            "memory. Type its name to confirm: "
+        )
         typed = await asyncio.to_thread(input, prompt)
         if typed.strip() != tenant.name:
             print("not confirmed; nothing removed", file=sys.stderr)
@@ -69,8 +72,10 @@ async def _remove(c: Container, settings: Settings, args: argparse.Namespace) ->
     if settle > 0 and sys.stdout.isatty():
         print(f"keys disabled; waiting {settle:g}s for every process's key cache to expire")
     removal = await tenant_service.remove_tenant(c.control, c.tenants, tenant, settle_s=settle)
-    print(f"tenant {removal.tenant_id} ({removal.name}) removed: {removal.storage} dropped, "
-          f"{removal.keys} keys deleted; receipt {removal.id}")  # fmt: skip
+    print(
+        f"tenant {removal.tenant_id} ({removal.name}) removed: {removal.storage} dropped, "
+        f"{removal.keys} keys deleted; receipt {removal.id}"
+    )
     return 0
 
 
@@ -85,8 +90,10 @@ async def _erase(c: Container, args: argparse.Namespace) -> int:
             )
         if args.vacuum:
             await erasure.reclaim_space(db)
-    print(f"erasure {receipt.id}: {receipt.events} events, {receipt.entries} entries, "
-          f"{receipt.versions} versions erased; {receipt.released} events released")  # fmt: skip
+    print(
+        f"erasure {receipt.id}: {receipt.events} events, {receipt.entries} entries, "
+        f"{receipt.versions} versions erased; {receipt.released} events released"
+    )
     return 0
 
 
@@ -106,11 +113,23 @@ async def _erasures(c: Container, args: argparse.Namespace) -> int:
             page = await erasure.list_erasures(db, first=100, after=after)
             for e in page.edges:
                 r = e.node
-                print("\t".join((
-                    r.id, f"{r.erased_at:%Y-%m-%dT%H:%M:%SZ}", r.target, r.scope.value,
-                    r.scope_ref or "", r.event_id or "", str(r.events), str(r.entries),
-                    str(r.versions), str(r.released), r.requested_by,
-                )))  # fmt: skip
+                print(
+                    "\t".join(
+                        (
+                            r.id,
+                            f"{r.erased_at:%Y-%m-%dT%H:%M:%SZ}",
+                            r.target,
+                            r.scope.value,
+                            r.scope_ref or "",
+                            r.event_id or "",
+                            str(r.events),
+                            str(r.entries),
+                            str(r.versions),
+                            str(r.released),
+                            r.requested_by,
+                        )
+                    )
+                )
             if not page.has_next_page:
                 return 0
             after = page.end_cursor

@@ -22,8 +22,9 @@ def _line(e: Endpoint) -> str:
     return f"{e.id}\t{e.url}\t{types}\t{where}\t{state}"
 
 
-def _with_db(run: Run, settings: Settings, tenant: str,
-             fn: Callable[[Container, TenantDb], Awaitable[int]]) -> int:  # fmt: skip
+def _with_db(
+    run: Run, settings: Settings, tenant: str, fn: Callable[[Container, TenantDb], Awaitable[int]]
+) -> int:
     async def go(c: Container) -> int:
         row = await tenants.resolve_tenant(c.control, tenant)
         async with c.tenants.lease(row.id) as db:
@@ -41,9 +42,12 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", run
 
     def add(settings: Settings, args: argparse.Namespace) -> int:
         new = EndpointIn(
-            args.url, args.type or [], Scope(args.scope) if args.scope else None,
-            args.scope_ref, args.description,
-        )  # fmt: skip
+            args.url,
+            args.type or [],
+            Scope(args.scope) if args.scope else None,
+            args.scope_ref,
+            args.description,
+        )
 
         async def go(c: Container, db: TenantDb) -> int:
             created = await webhooks.create_endpoint(db, new, c.settings, control=c.control)

@@ -127,13 +127,24 @@ class GraphiQLPage:
 # What a browser page on an allowed origin may send and read (JET_CORS_ORIGINS).
 CORS_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 CORS_HEADERS = [
-    "Authorization", "Content-Type", "Accept", "Idempotency-Key", "If-Match", "X-Request-Id",
-    "Mcp-Session-Id", "Mcp-Protocol-Version",
-]  # fmt: skip
-CORS_EXPOSED = [
-    "ETag", "Location", "X-Request-Id", "Retry-After", "WWW-Authenticate", "Allow",
+    "Authorization",
+    "Content-Type",
+    "Accept",
+    "Idempotency-Key",
+    "If-Match",
+    "X-Request-Id",
     "Mcp-Session-Id",
-]  # fmt: skip
+    "Mcp-Protocol-Version",
+]
+CORS_EXPOSED = [
+    "ETag",
+    "Location",
+    "X-Request-Id",
+    "Retry-After",
+    "WWW-Authenticate",
+    "Allow",
+    "Mcp-Session-Id",
+]
 CORS_MAX_AGE_S = 600
 
 
@@ -162,7 +173,7 @@ def metered_starlette(
                 allow_headers=CORS_HEADERS,
                 expose_headers=CORS_EXPOSED,
                 max_age=CORS_MAX_AGE_S,
-            )  # fmt: skip
+            )
         )
     return Starlette(
         routes=routes,

@@ -167,8 +167,10 @@ class TenantBound:
         self, scope: Scope, send: Send, limit: RateLimiter, wait: float, request_id: str
     ) -> None:
         metrics.RATE_LIMITED.labels(surface=scope.get("path", "").split("/")[1]).inc()
-        message = (f"rate limit of {limit.rate:g} requests per second (burst "
-                   f"{limit.burst}) for this API key exceeded; retry later")  # fmt: skip
+        message = (
+            f"rate limit of {limit.rate:g} requests per second (burst "
+            f"{limit.burst}) for this API key exceeded; retry later"
+        )
         await self.answers.too_many(scope, _with_retry_after(send, wait), message, request_id)
 
     async def _answer_failure(
@@ -192,17 +194,25 @@ class TenantBound:
             return True
         if isinstance(exc, TenantUnavailable):
             # This tenant's database is locked, corrupt or full: say so (edge/unavailable.py).
-            log.log(logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
-                    "tenant database unavailable (%s), request %s", exc.reason, request_id,
-                    extra={"request_id": request_id})  # fmt: skip
+            log.log(
+                logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
+                "tenant database unavailable (%s), request %s",
+                exc.reason,
+                request_id,
+                extra={"request_id": request_id},
+            )
             if sender.started:
                 return False
             await self.answers.unavailable(scope, sender, exc, request_id)
             return True
         # Anything else (a tenant database that cannot open, a bug) is logged with the
         # request id and answered as JSON, never as a bare 500 page.
-        log.error("unhandled error (request %s)", request_id, exc_info=exc,
-                  extra={"request_id": request_id})  # fmt: skip
+        log.error(
+            "unhandled error (request %s)",
+            request_id,
+            exc_info=exc,
+            extra={"request_id": request_id},
+        )
         if sender.started:
             return False
         await self.answers.internal_error(scope, sender, "Internal server error", request_id)
@@ -219,10 +229,13 @@ def _client_left(
     log.info(
         "client disconnected before the body was read: %s %s, %s of %s bytes read "
         "(request %s, tenant %s)",
-        scope["method"], getattr(scope.get("route"), "path", "?"),
-        receive.seen if isinstance(receive, LimitedReceive) else "?", declared,
-        request_id, state.get("tenant_id"),
-    )  # fmt: skip
+        scope["method"],
+        getattr(scope.get("route"), "path", "?"),
+        receive.seen if isinstance(receive, LimitedReceive) else "?",
+        declared,
+        request_id,
+        state.get("tenant_id"),
+    )
 
 
 def _with_retry_after(send: Send, wait: float) -> Send:

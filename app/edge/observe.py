@@ -49,8 +49,9 @@ async def _check_control(container: Container) -> None:
 async def _check_redis(url: str) -> None:
     from redis.asyncio import Redis
 
-    client = Redis.from_url(url, socket_timeout=READY_TIMEOUT_S,
-                            socket_connect_timeout=READY_TIMEOUT_S)  # fmt: skip
+    client = Redis.from_url(
+        url, socket_timeout=READY_TIMEOUT_S, socket_connect_timeout=READY_TIMEOUT_S
+    )
     try:
         await client.ping()
     finally:
@@ -219,6 +220,10 @@ class HttpMetrics:
             )
             for name, kind in operations:
                 self._series(
-                    self._graphql, metrics.GRAPHQL_OPERATIONS, metrics.GRAPHQL_LATENCY,
-                    metrics.operation_label(name), kind, status,
-                ).record(elapsed)  # fmt: skip
+                    self._graphql,
+                    metrics.GRAPHQL_OPERATIONS,
+                    metrics.GRAPHQL_LATENCY,
+                    metrics.operation_label(name),
+                    kind,
+                    status,
+                ).record(elapsed)

@@ -39,21 +39,28 @@ class MemoryChange:
     def of(cls, payload: dict[str, Any]) -> "MemoryChange":
         """From the payload form (app.services.changes.change_events.Change.payload)."""
         return cls(
-            id=strawberry.ID(payload["id"]), type=payload["type"],
-            time=datetime.fromisoformat(payload["time"]), scope=payload["scope"],
-            scope_ref=payload["scopeRef"], object_id=payload["objectId"],
+            id=strawberry.ID(payload["id"]),
+            type=payload["type"],
+            time=datetime.fromisoformat(payload["time"]),
+            scope=payload["scope"],
+            scope_ref=payload["scopeRef"],
+            object_id=payload["objectId"],
             version=payload["version"],
-        )  # fmt: skip
+        )
 
     @classmethod
     def of_change(cls, change: change_events.Change) -> "MemoryChange":
         """From the change itself: the same fields as `of(change.payload())`, without the
         time's round trip through text (one per change and subscriber)."""
         return cls(
-            id=strawberry.ID(str(change.id)), type=change.type.value, time=change.time,
+            id=strawberry.ID(str(change.id)),
+            type=change.type.value,
+            time=change.time,
             scope=None if change.scope is None else change.scope.value,
-            scope_ref=change.scope_ref, object_id=change.object_id, version=change.version,
-        )  # fmt: skip
+            scope_ref=change.scope_ref,
+            object_id=change.object_id,
+            version=change.version,
+        )
 
 
 async def resolve_memory_changed(

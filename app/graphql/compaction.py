@@ -68,14 +68,25 @@ class CompactionRun:
     @classmethod
     def of(cls, r: CompactionRunRecord) -> "CompactionRun":
         return cls(
-            id=strawberry.ID(r.id), status=r.status, trigger=r.trigger, dry_run=r.dry_run,
-            started_at=r.started_at, finished_at=r.finished_at, cutoff=r.cutoff,
-            buckets_considered=r.buckets_considered, buckets_compacted=r.buckets_compacted,
-            buckets_skipped=r.buckets_skipped, periods=r.periods,
-            events_compressed=r.events_compressed, prompt_tokens=r.prompt_tokens,
-            completion_tokens=r.completion_tokens, budget_exceeded=r.budget_exceeded,
-            summariser=r.summariser, problems=r.problems, entry_ids=r.entries_created,
-        )  # fmt: skip
+            id=strawberry.ID(r.id),
+            status=r.status,
+            trigger=r.trigger,
+            dry_run=r.dry_run,
+            started_at=r.started_at,
+            finished_at=r.finished_at,
+            cutoff=r.cutoff,
+            buckets_considered=r.buckets_considered,
+            buckets_compacted=r.buckets_compacted,
+            buckets_skipped=r.buckets_skipped,
+            periods=r.periods,
+            events_compressed=r.events_compressed,
+            prompt_tokens=r.prompt_tokens,
+            completion_tokens=r.completion_tokens,
+            budget_exceeded=r.budget_exceeded,
+            summariser=r.summariser,
+            problems=r.problems,
+            entry_ids=r.entries_created,
+        )
 
 
 @strawberry.type

@@ -107,9 +107,12 @@ async def resolve_restore(
     ctx = info.context
     try:
         entry = await history.restore_entry(
-            ctx.db, str(id), input.version, expected_version=input.expected_version,
+            ctx.db,
+            str(id),
+            input.version,
+            expected_version=input.expected_version,
             by=await ctx.requester(),
-        )  # fmt: skip
+        )
     except ExpectedError as exc:
         err = exc if exc.field[:1] == ["id"] else exc.at("input")
         return RestorePayload(entry=None, errors=[UserError.of(err)])

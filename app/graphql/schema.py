@@ -87,9 +87,15 @@ def _with_input(exc: ExpectedError) -> ExpectedError:
 
 def _event_in(i: AppendMemoryEventInput) -> EventIn:
     return EventIn(
-        scope=i.scope, scope_ref=i.scope_ref, kind=i.kind, body=i.body, source=i.source,
-        source_ref=i.source_ref, occurred_at=i.occurred_at, idempotency_key=i.idempotency_key,
-    )  # fmt: skip
+        scope=i.scope,
+        scope_ref=i.scope_ref,
+        kind=i.kind,
+        body=i.body,
+        source=i.source,
+        source_ref=i.source_ref,
+        occurred_at=i.occurred_at,
+        idempotency_key=i.idempotency_key,
+    )
 
 
 # Resolvers are module functions passed to strawberry.field/mutation(resolver=...): the
@@ -105,10 +111,15 @@ async def resolve_memory_entries(
 ) -> MemoryEntryConnection:
     f = filter or MemoryEntryFilter()
     flt = EntryFilter(
-        scope=f.scope, scope_ref=f.scope_ref, tags=f.tags, search=f.search,
-        min_importance=f.min_importance, sources=f.sources, min_score=f.min_score,
+        scope=f.scope,
+        scope_ref=f.scope_ref,
+        tags=f.tags,
+        search=f.search,
+        min_importance=f.min_importance,
+        sources=f.sources,
+        min_score=f.min_score,
         keyword_only=f.keyword_only,
-    )  # fmt: skip
+    )
     try:
         page = await entries.list_entries(
             info.context.db, flt, first=20 if first is None else first, after=after
@@ -131,10 +142,14 @@ async def resolve_memory_events(
 ) -> MemoryEventConnection:
     f = filter or MemoryEventFilter()
     flt = EventFilter(
-        scope=f.scope, scope_ref=f.scope_ref, kinds=f.kinds,
-        occurred_after=f.occurred_after, occurred_before=f.occurred_before,
-        compressed=f.compressed, search=f.search,
-    )  # fmt: skip
+        scope=f.scope,
+        scope_ref=f.scope_ref,
+        kinds=f.kinds,
+        occurred_after=f.occurred_after,
+        occurred_before=f.occurred_before,
+        compressed=f.compressed,
+        search=f.search,
+    )
     try:
         page = await events.list_events(
             info.context.db, flt, first=50 if first is None else first, after=after
@@ -221,9 +236,12 @@ async def resolve_update_memory_entry(
     info: CtxInfo, id: strawberry.ID, input: UpdateMemoryEntryInput
 ) -> MemoryEntryPayload:
     patch = EntryPatch(
-        title=input.title, summary=input.summary, tags=input.tags,
-        importance=input.importance, expected_version=input.expected_version,
-    )  # fmt: skip
+        title=input.title,
+        summary=input.summary,
+        tags=input.tags,
+        importance=input.importance,
+        expected_version=input.expected_version,
+    )
     check_selected_arguments(info)  # before the write: never a written entry nulled
     try:
         entry = await entries.update_entry(
@@ -325,9 +343,13 @@ def build_schema(*, introspection: bool = True, fast_path: bool = True) -> straw
     )
     if fast_path:
         return fastpath.build(
-            UnexpectedLoggingSchema, query, mutation, scalar_overrides=SCALAR_OVERRIDES,
-            subscription=ChangeSubscription, **limits,
-        )  # fmt: skip
+            UnexpectedLoggingSchema,
+            query,
+            mutation,
+            scalar_overrides=SCALAR_OVERRIDES,
+            subscription=ChangeSubscription,
+            **limits,
+        )
     extensions = operation_extensions(**limits)
     return UnexpectedLoggingSchema(
         query=query,

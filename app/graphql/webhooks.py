@@ -43,10 +43,17 @@ class WebhookEndpoint:
     @classmethod
     def of(cls, e: Endpoint) -> "WebhookEndpoint":
         return cls(
-            id=strawberry.ID(e.id), url=e.url, types=[t.value for t in e.types], scope=e.scope,
-            scope_ref=e.scope_ref, description=e.description, enabled=e.enabled,
-            disabled_reason=e.disabled_reason, created_at=e.created_at, updated_at=e.updated_at,
-        )  # fmt: skip
+            id=strawberry.ID(e.id),
+            url=e.url,
+            types=[t.value for t in e.types],
+            scope=e.scope,
+            scope_ref=e.scope_ref,
+            description=e.description,
+            enabled=e.enabled,
+            disabled_reason=e.disabled_reason,
+            created_at=e.created_at,
+            updated_at=e.updated_at,
+        )
 
 
 @strawberry.type(description="One change sent to one endpoint: the delivery log.")
@@ -66,12 +73,18 @@ class WebhookDelivery:
     @classmethod
     def of(cls, d: Delivery) -> "WebhookDelivery":
         return cls(
-            id=strawberry.ID(d.id), change=MemoryChange.of(d.change), delivered=d.delivered,
+            id=strawberry.ID(d.id),
+            change=MemoryChange.of(d.change),
+            delivered=d.delivered,
             attempts=d.attempts,
-            next_attempt_at=d.next_attempt_at, last_attempt_at=d.last_attempt_at,
-            last_status=d.last_status, last_error=d.last_error, latency_ms=d.latency_ms,
-            created_at=d.created_at, delivered_at=d.delivered_at,
-        )  # fmt: skip
+            next_attempt_at=d.next_attempt_at,
+            last_attempt_at=d.last_attempt_at,
+            last_status=d.last_status,
+            last_error=d.last_error,
+            latency_ms=d.latency_ms,
+            created_at=d.created_at,
+            delivered_at=d.delivered_at,
+        )
 
 
 @strawberry.type
@@ -88,10 +101,12 @@ class WebhookDeliveryConnection:
     @classmethod
     def of(cls, page: Page[Delivery]) -> "WebhookDeliveryConnection":
         return cls(
-            edges=[WebhookDeliveryEdge(cursor=e.cursor, node=WebhookDelivery.of(e.node))
-                   for e in page.edges],
+            edges=[
+                WebhookDeliveryEdge(cursor=e.cursor, node=WebhookDelivery.of(e.node))
+                for e in page.edges
+            ],
             page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
-        )  # fmt: skip
+        )
 
 
 @strawberry.input
@@ -166,10 +181,12 @@ async def resolve_create_webhook_endpoint(
     info: CtxInfo, input: CreateWebhookEndpointInput
 ) -> CreateWebhookEndpointPayload:
     new = EndpointIn(
-        url=input.url, types=input.types or [],
+        url=input.url,
+        types=input.types or [],
         scope=Scope(input.scope) if input.scope is not None else None,
-        scope_ref=input.scope_ref, description=input.description,
-    )  # fmt: skip
+        scope_ref=input.scope_ref,
+        description=input.description,
+    )
     try:
         created = await webhooks.create_endpoint(
             info.context.db,

@@ -104,15 +104,23 @@ class EmbeddedRedis:
     def _spawn(self, port: int) -> subprocess.Popen[bytes]:
         args = [
             redis_server_executable(),
-            "--bind", "127.0.0.1",
-            "--port", str(port),
-            "--protected-mode", "yes",
-            "--daemonize", "no",
-            "--dir", str(self.data_dir.resolve()),
-            "--dbfilename", "dump.rdb",
-            "--save", "300 1" if self.persist else "",
-            "--appendonly", "no",
-        ]  # fmt: skip
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--protected-mode",
+            "yes",
+            "--daemonize",
+            "no",
+            "--dir",
+            str(self.data_dir.resolve()),
+            "--dbfilename",
+            "dump.rdb",
+            "--save",
+            "300 1" if self.persist else "",
+            "--appendonly",
+            "no",
+        ]
         with open(self.data_dir / "redis.log", "ab") as out:
             # Its own session: a Ctrl-C meant for `jet-memory up` must not stop the queue
             # before the worker has drained; the owner stops it last, by pid.

@@ -88,7 +88,7 @@ async def reserve(
                 "estimated_tokens": estimate,
                 "prompt_tokens": 0,
                 "completion_tokens": 0,
-            }  # fmt: skip
+            }
             for call, estimate in zip(calls, estimates, strict=True)
         ],
     )

@@ -48,11 +48,18 @@ async def insert_entry(
     """Insert inside the caller's transaction (the compactor folds in the same one)."""
     now = now or utcnow()
     row = Entry(
-        id=ids.new_id(ids.ENTRY), scope=entry.scope, scope_ref=entry.scope_ref,
-        title=entry.title, summary=entry.summary, tags=validation.normalize_tags(entry.tags),
-        importance=entry.importance, source=entry.source, created_at=now, updated_at=now,
+        id=ids.new_id(ids.ENTRY),
+        scope=entry.scope,
+        scope_ref=entry.scope_ref,
+        title=entry.title,
+        summary=entry.summary,
+        tags=validation.normalize_tags(entry.tags),
+        importance=entry.importance,
+        source=entry.source,
+        created_at=now,
+        updated_at=now,
         version=1,
-    )  # fmt: skip
+    )
     await conn.execute(
         insert(en).values(
             id=row.id,
@@ -66,7 +73,7 @@ async def insert_entry(
             created_at=now,
             updated_at=now,
             version=1,
-        )  # fmt: skip
+        )
     )
     return row
 

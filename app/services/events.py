@@ -128,16 +128,27 @@ def _decide(
                     out.append(Appended(stored, True))
                     continue
                 field = [str(i), "idempotencyKey"] if request.batch else ["idempotencyKey"]
-                errors.append(Conflict(
-                    field, f"idempotencyKey {key!r} was already used for a different event",
-                ))  # fmt: skip
+                errors.append(
+                    Conflict(
+                        field,
+                        f"idempotencyKey {key!r} was already used for a different event",
+                    )
+                )
                 continue
             event = Event(
-                id=next(fresh), scope=new.scope, scope_ref=new.scope_ref,
-                kind=new.kind, body=new.body, source=new.source, source_ref=new.source_ref,
-                occurred_at=new.occurred_at or now, recorded_at=now, compressed_at=None,
-                compressed_into=None, idempotency_key=key,
-            )  # fmt: skip
+                id=next(fresh),
+                scope=new.scope,
+                scope_ref=new.scope_ref,
+                kind=new.kind,
+                body=new.body,
+                source=new.source,
+                source_ref=new.source_ref,
+                occurred_at=new.occurred_at or now,
+                recorded_at=now,
+                compressed_at=None,
+                compressed_into=None,
+                idempotency_key=key,
+            )
             if key:
                 pending[key] = event
             out.append(Appended(event, False))
@@ -304,10 +315,12 @@ def _list_statement(names: tuple[str, ...], compressed: bool | None) -> Select[A
         conds.append(ev.c.scope_ref == bindparam("scope_ref", type_=ev.c.scope_ref.type))
     if "at" in names:
         at = bindparam("at", type_=at_type)
-        conds.append(or_(
-            ev.c.occurred_at < at,
-            and_(ev.c.occurred_at == at, ev.c.id < bindparam("eid", type_=ev.c.id.type)),
-        ))  # fmt: skip
+        conds.append(
+            or_(
+                ev.c.occurred_at < at,
+                and_(ev.c.occurred_at == at, ev.c.id < bindparam("eid", type_=ev.c.id.type)),
+            )
+        )
     stmt = (
         select(*COLUMNS)
         .where(*conds)

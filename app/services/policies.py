@@ -203,9 +203,9 @@ def _check_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidInput(
-            ["gateway_url"], "the gateway URL must be http(s)://host[:port][/path], e.g. "
-            "https://gateway.example/v1"
-        )  # fmt: skip
+            ["gateway_url"],
+            "the gateway URL must be http(s)://host[:port][/path], e.g. https://gateway.example/v1",
+        )
     if parts.username is not None or parts.password is not None:
         # A URL is shown and logged; the key must travel as the gateway key instead.
         raise InvalidInput(

@@ -41,8 +41,9 @@ async def list_scopes(
         scope_name, ref = cursors.decode("scopes", after, types=(str, str))
         key = (scope_name, ref)
     # One row more than asked says whether there is a next page.
-    statement = scopes.page(scope=None if scope is None else scope.value, after=key,
-                            limit=first + 1)  # fmt: skip
+    statement = scopes.page(
+        scope=None if scope is None else scope.value, after=key, limit=first + 1
+    )
     rows: Sequence[Any] = await read_rows(db.engine, statement)
     edges = [
         Edge(

@@ -39,9 +39,10 @@ def check_text(value: str, field: str) -> None:
     """Refuse text UTF-8 cannot hold (a lone surrogate), naming the field."""
     if not is_text(value):
         raise InvalidInput(
-            [field], f"{field} must be valid Unicode: a lone surrogate (U+D800 to U+DFFF) is "
+            [field],
+            f"{field} must be valid Unicode: a lone surrogate (U+D800 to U+DFFF) is "
             "not a character",
-        )  # fmt: skip
+        )
 
 
 def _check_ref(value: str | None, field: str, *, required: bool = False) -> None:

@@ -290,7 +290,7 @@ class ControlDb:
                     removed_at=utcnow(),
                     keys=keys,
                     storage=storage,
-                )  # fmt: skip
+                )
             )
         return int(keys)
 

@@ -62,9 +62,17 @@ class Event(Protocol):
 Decide = Callable[[Sequence[Any]], tuple[_R, Sequence[Event]]]
 
 _INSERT_COLUMNS = (
-    "id", "scope", "scope_ref", "kind", "body", "source", "source_ref", "occurred_at",
-    "recorded_at", "idempotency_key",
-)  # fmt: skip
+    "id",
+    "scope",
+    "scope_ref",
+    "kind",
+    "body",
+    "source",
+    "source_ref",
+    "occurred_at",
+    "recorded_at",
+    "idempotency_key",
+)
 # The events stored under any of a list of idempotency keys, through the key's unique
 # index: one statement (the list one bound parameter) whatever the number of keys.
 BY_KEYS: Select[Any] = select(*COLUMNS).where(in_list(ev.c.idempotency_key, "keys"))
@@ -158,17 +166,35 @@ def _sqlite_rows(events: Sequence[Event]) -> list[tuple[object, ...]]:
         recorded = texts.get(e.recorded_at)
         if recorded is None:
             recorded = texts[e.recorded_at] = sqlite_text(e.recorded_at)
-        rows.append((
-            e.id, e.scope.value, e.scope_ref, e.kind, e.body, e.source, e.source_ref,
-            occurred, recorded, e.idempotency_key,
-        ))  # fmt: skip
+        rows.append(
+            (
+                e.id,
+                e.scope.value,
+                e.scope_ref,
+                e.kind,
+                e.body,
+                e.source,
+                e.source_ref,
+                occurred,
+                recorded,
+                e.idempotency_key,
+            )
+        )
     return rows
 
 
 def _row(e: Event) -> dict[str, object]:
     return {
-        "id": e.id, "scope": e.scope.value, "scope_ref": e.scope_ref, "kind": e.kind,
-        "body": e.body, "source": e.source, "source_ref": e.source_ref,
-        "occurred_at": e.occurred_at, "recorded_at": e.recorded_at,
-        "compressed_at": None, "compressed_into": None, "idempotency_key": e.idempotency_key,
-    }  # fmt: skip
+        "id": e.id,
+        "scope": e.scope.value,
+        "scope_ref": e.scope_ref,
+        "kind": e.kind,
+        "body": e.body,
+        "source": e.source,
+        "source_ref": e.source_ref,
+        "occurred_at": e.occurred_at,
+        "recorded_at": e.recorded_at,
+        "compressed_at": None,
+        "compressed_into": None,
+        "idempotency_key": e.idempotency_key,
+    }

@@ -74,10 +74,12 @@ async def current_revision(conn: AsyncConnection, schema: str | None = None) -> 
         # pg_tables, not to_regclass(): to_regclass answers from this backend's catalog
         # cache, which may not show a table another migrator has just committed.
         found = await conn.execute(
-            text("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s "
-                 "AND tablename = 'alembic_version'"),
+            text(
+                "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s "
+                "AND tablename = 'alembic_version'"
+            ),
             {"s": schema},
-        )  # fmt: skip
+        )
         if found.first() is None:
             return None
         query = text(f'SELECT version_num FROM "{schema}".alembic_version')

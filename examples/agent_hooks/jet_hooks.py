@@ -54,8 +54,12 @@ def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     key = os.environ.get("JET_API_KEY", "")
     if not url or not key:
         raise HookError("set JET_URL (e.g. http://127.0.0.1:8000) and JET_API_KEY")
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}  # fmt: skip
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
     request = urllib.request.Request(
         url if url.endswith("/mcp") else f"{url}/mcp",
         data=json.dumps(body).encode(),

@@ -44,22 +44,28 @@ async def test_every_kind_of_change_is_announced_in_order_without_text(
     seen = await change_events.changes_after(db, start, limit=100)
     assert [(c.type, c.scope, c.scope_ref, c.object_id, c.version) for c in seen] == [
         (ChangeType.EVENT_APPENDED, Scope.ENTITY, "ent_acme", one.event.id, 1),
-        *[(ChangeType.EVENT_APPENDED, Scope.PROJECT, f"prj_{i}", a.event.id, 1)
-          for i, a in enumerate(batch)],
+        *[
+            (ChangeType.EVENT_APPENDED, Scope.PROJECT, f"prj_{i}", a.event.id, 1)
+            for i, a in enumerate(batch)
+        ],
         (ChangeType.ENTRY_CREATED, Scope.TEAM, "usr_1", e.id, 1),
         (ChangeType.ENTRY_UPDATED, Scope.TEAM, "usr_1", e.id, 2),
         (ChangeType.ENTRY_DELETED, Scope.TEAM, "usr_1", e.id, 2),
-    ]  # fmt: skip
+    ]
     ids = [c.id for c in seen]
     assert ids == sorted(set(ids))
     assert all(c.time.tzinfo is not None for c in seen)
     assert seen[0].time == one.event.recorded_at
     assert all("ROAS" not in str(c.payload()) for c in seen)
     assert seen[0].payload() == {
-        "id": str(seen[0].id), "type": "event.appended",
+        "id": str(seen[0].id),
+        "type": "event.appended",
         "time": one.event.recorded_at.isoformat().replace("+00:00", "Z"),
-        "scope": "entity", "scopeRef": "ent_acme", "objectId": one.event.id, "version": 1,
-    }  # fmt: skip
+        "scope": "entity",
+        "scopeRef": "ent_acme",
+        "objectId": one.event.id,
+        "version": 1,
+    }
     # A replay (same idempotency key, same content) stores nothing and announces nothing.
     keyed = EventIn(Scope.ENTITY, "ent_acme", "note", "x", idempotency_key="k1")
     await events.append_event(db, keyed)
@@ -105,10 +111,19 @@ async def test_a_rolled_back_write_is_never_announced(db: TenantDb) -> None:
     start = await change_events.last_change_id(db)
     now = datetime.now(UTC)
     event = Event(
-        id=ids.new_id("evt"), scope=Scope.ENTITY, scope_ref="ent_acme", kind="n", body="b",
-        source=None, source_ref=None, occurred_at=now, recorded_at=now, compressed_at=None,
-        compressed_into=None, idempotency_key=None,
-    )  # fmt: skip
+        id=ids.new_id("evt"),
+        scope=Scope.ENTITY,
+        scope_ref="ent_acme",
+        kind="n",
+        body="b",
+        source=None,
+        source_ref=None,
+        occurred_at=now,
+        recorded_at=now,
+        compressed_at=None,
+        compressed_into=None,
+        idempotency_key=None,
+    )
     with pytest.raises(RuntimeError):
         async with write_transaction(db.engine) as conn:
             await event_log.insert_events(conn, [event])
@@ -146,9 +161,14 @@ async def test_a_compaction_announces_its_entries_and_its_end(
     )
     start = await change_events.last_change_id(db)
     run = await compaction.run_compaction(
-        db, policy=TenantPolicy(db.tenant_id), summariser=BuiltinSummariser(),
-        settings=settings, trigger="cli", dry_run=False, now=now,
-    )  # fmt: skip
+        db,
+        policy=TenantPolicy(db.tenant_id),
+        summariser=BuiltinSummariser(),
+        settings=settings,
+        trigger="cli",
+        dry_run=False,
+        now=now,
+    )
     seen = await change_events.changes_after(db, start, limit=10)
     assert [(c.type, c.object_id) for c in seen] == [
         *[(ChangeType.ENTRY_CREATED, entry_id) for entry_id in run.entries_created],
@@ -158,9 +178,14 @@ async def test_a_compaction_announces_its_entries_and_its_end(
     # A dry run changes nothing and announces nothing.
     start = await change_events.last_change_id(db)
     await compaction.run_compaction(
-        db, policy=TenantPolicy(db.tenant_id), summariser=BuiltinSummariser(),
-        settings=settings, trigger="cli", dry_run=True, now=now,
-    )  # fmt: skip
+        db,
+        policy=TenantPolicy(db.tenant_id),
+        summariser=BuiltinSummariser(),
+        settings=settings,
+        trigger="cli",
+        dry_run=True,
+        now=now,
+    )
     assert await change_events.changes_after(db, start, limit=10) == []
 
 
@@ -188,8 +213,14 @@ async def test_postgres_numbers_changes_in_commit_order(container: Container, db
     reader that saw id n never sees a smaller id appear later."""
     from app.storage.models import changes_table
 
-    row = {"type": "entry.created", "at": datetime.now(UTC), "scope": None, "scope_ref": None,
-           "object_id": "mem_x", "version": 1}  # fmt: skip
+    row = {
+        "type": "entry.created",
+        "at": datetime.now(UTC),
+        "scope": None,
+        "scope_ref": None,
+        "object_id": "mem_x",
+        "version": 1,
+    }
     async with write_transaction(db.engine) as first:
         await first.execute(insert(changes_table), [row])
 

@@ -39,8 +39,17 @@ def two_apis(settings: Settings, redis_url: str, tmp_path: Path) -> Iterator[lis
         for n in range(2):
             port = free_port()
             url = f"http://127.0.0.1:{port}"
-            argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-                    "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+            argv = [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "app.main:create_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ]
             log = tmp_path / f"api{n}.log"
             stack.enter_context(
                 serving(argv, url=url, env=env, cwd=tmp_path, log=log, startup_seconds=90)
@@ -55,11 +64,19 @@ async def subscribed(
 ) -> AsyncIterator[ClientConnection]:
     ws_url = url.replace("http://", "ws://") + "/graphql"
     async with websockets.connect(ws_url, subprotocols=["graphql-transport-ws"]) as ws:  # type: ignore[list-item]
-        await ws.send(json.dumps({"type": "connection_init",
-                                  "payload": {"authorization": f"Bearer {key}"}}))  # fmt: skip
+        await ws.send(
+            json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {key}"}})
+        )
         assert json.loads(await asyncio.wait_for(ws.recv(), 30))["type"] == "connection_ack"
-        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {
-            "query": SUBSCRIBE, "variables": variables or {}}}))  # fmt: skip
+        await ws.send(
+            json.dumps(
+                {
+                    "id": "1",
+                    "type": "subscribe",
+                    "payload": {"query": SUBSCRIBE, "variables": variables or {}},
+                }
+            )
+        )
         await asyncio.sleep(0.5)  # the subscription starts from now on: let it start
         yield ws
 
@@ -75,8 +92,11 @@ async def next_changes(ws: ClientConnection, n: int) -> list[dict[str, Any]]:
 
 
 async def append(client: httpx.AsyncClient, t: TenantFixture, ref: str, **extra: Any) -> str:
-    r = await client.post("/memory/events", headers=t.headers, json={
-        "scope": "entity", "scopeRef": ref, "kind": "note", "body": "text", **extra})  # fmt: skip
+    r = await client.post(
+        "/memory/events",
+        headers=t.headers,
+        json={"scope": "entity", "scopeRef": ref, "kind": "note", "body": "text", **extra},
+    )
     assert r.status_code == 201, r.text
     return str(r.json()["id"])
 
@@ -92,7 +112,7 @@ async def test_changes_from_another_api_process_and_the_compactor_arrive_live(
         subscribed(reader, acme.key) as ws,
         subscribed(reader, globex.key) as other,
         subscribed(reader, acme.key, {"types": ["entry.created"]}) as entries_only,
-    ):  # fmt: skip
+    ):
         ids = [await append(client, acme, f"ent_{i}") for i in range(3)]
         got = await next_changes(ws, 3)
         assert [(c["type"], c["objectId"], c["scopeRef"]) for c in got] == [
@@ -105,9 +125,15 @@ async def test_changes_from_another_api_process_and_the_compactor_arrive_live(
         await next_changes(ws, 3)
         env = env_of(settings, redis_url)
         done = await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).parent / "jet-memory"), "compact", "--tenant", acme.id,
-            env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            str(Path(sys.executable).parent / "jet-memory"),
+            "compact",
+            "--tenant",
+            acme.id,
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         output, _ = await asyncio.wait_for(done.communicate(), 120)
         assert done.returncode == 0, output
         folded = await next_changes(ws, 2)
@@ -130,8 +156,9 @@ async def test_bad_keys_and_bad_arguments_and_the_per_key_bound(
     acme, _ = await _tenants(settings)
     url = two_apis[0].replace("http://", "ws://") + "/graphql"
     async with websockets.connect(url, subprotocols=["graphql-transport-ws"]) as ws:  # type: ignore[list-item]
-        await ws.send(json.dumps({"type": "connection_init",
-                                  "payload": {"authorization": "Bearer jm_nope"}}))  # fmt: skip
+        await ws.send(
+            json.dumps({"type": "connection_init", "payload": {"authorization": "Bearer jm_nope"}})
+        )
         with pytest.raises(websockets.ConnectionClosed) as closed:
             await asyncio.wait_for(ws.recv(), 30)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403

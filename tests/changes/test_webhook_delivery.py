@@ -25,8 +25,11 @@ from app.storage.tenants import TenantDb
 from tests.conftest import TenantFixture, make_tenant, sample
 from tests.support.webhook_receiver import Receiver
 
-LOCAL = {"webhook_allowed_networks": "127.0.0.1/32", "webhook_retry_base_seconds": 0.01,
-         "webhook_retry_max_seconds": 0.05}  # fmt: skip
+LOCAL = {
+    "webhook_allowed_networks": "127.0.0.1/32",
+    "webhook_retry_base_seconds": 0.01,
+    "webhook_retry_max_seconds": 0.05,
+}
 
 
 @pytest.fixture
@@ -41,9 +44,15 @@ async def http() -> AsyncIterator[webhook_sender.Client]:
 
 
 async def drain(
-    db: TenantDb, http: webhook_sender.Client, settings: Settings, *, passes: int = 50,
-    owner: str = "test-worker", until: int | None = None, receiver: Receiver | None = None,
-) -> delivery.PassResult:  # fmt: skip
+    db: TenantDb,
+    http: webhook_sender.Client,
+    settings: Settings,
+    *,
+    passes: int = 50,
+    owner: str = "test-worker",
+    until: int | None = None,
+    receiver: Receiver | None = None,
+) -> delivery.PassResult:
     """Passes until one queues and sends nothing (or `receiver` has `until` deliveries)."""
     config = delivery.DeliveryConfig.of(settings)
     total = delivery.PassResult()
@@ -94,8 +103,10 @@ async def test_changes_arrive_signed_in_order_per_scope_after_failures(
             in_scope = [r.body["objectId"] for r in got if r.body["scopeRef"] == ref]
             expected = [a.event.id for a in appended if a.event.scope_ref == ref]
             assert in_scope == expected
-        assert all(set(r.body) == {"id", "type", "time", "scope", "scopeRef", "objectId",
-                                   "version"} for r in got)  # fmt: skip
+        assert all(
+            set(r.body) == {"id", "type", "time", "scope", "scopeRef", "objectId", "version"}
+            for r in got
+        )
         assert not any("secret text" in str(r.body) for r in rx.received)
         # The log: each delivered once, the failed ones after retries, with latency.
         page = await webhooks.list_deliveries(db, created.endpoint.id, first=100, after=None)
@@ -126,9 +137,10 @@ async def test_filters_by_type_and_scope(
 ) -> None:
     async with Receiver() as rx:
         created = await register(
-            db, EndpointIn(rx.url, types=["entry.created"], scope=Scope.TEAM, scope_ref="t1"),
+            db,
+            EndpointIn(rx.url, types=["entry.created"], scope=Scope.TEAM, scope_ref="t1"),
             local,
-        )  # fmt: skip
+        )
         rx.secret = created.secret
         await events.append_event(db, EventIn(Scope.TEAM, "t1", "note", "b"))
         await entries.create_entry(db, EntryIn(Scope.TEAM, "t2", "other team", "s"))

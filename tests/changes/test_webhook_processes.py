@@ -31,12 +31,17 @@ EVENTS = 120
 def env_of(settings: Settings, redis_url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")}
     env |= {
-        "JET_DATA_DIR": str(settings.data_dir), "JET_REDIS_URL": redis_url,
-        "JET_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32", "JET_WEBHOOK_RETRY_BASE_SECONDS": "0.05",
-        "JET_WEBHOOK_RETRY_MAX_SECONDS": "0.2", "JET_WEBHOOK_LEASE_SECONDS": "2",
-        "JET_WEBHOOK_POLL_SECONDS": "0.05", "JET_GRAPHIQL": "false", "PYTHONPATH": str(ROOT),
+        "JET_DATA_DIR": str(settings.data_dir),
+        "JET_REDIS_URL": redis_url,
+        "JET_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32",
+        "JET_WEBHOOK_RETRY_BASE_SECONDS": "0.05",
+        "JET_WEBHOOK_RETRY_MAX_SECONDS": "0.2",
+        "JET_WEBHOOK_LEASE_SECONDS": "2",
+        "JET_WEBHOOK_POLL_SECONDS": "0.05",
+        "JET_GRAPHIQL": "false",
+        "PYTHONPATH": str(ROOT),
         "PYTHONUNBUFFERED": "1",
-    }  # fmt: skip
+    }
     if settings.database_url is not None:
         env["JET_DATABASE_URL"] = settings.database_url.get_secret_value()
     return env
@@ -58,19 +63,38 @@ async def _tenants(settings: Settings) -> list[TenantFixture]:
 def api(settings: Settings, redis_url: str, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-            "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
-    with serving(argv, url=url, env=env_of(settings, redis_url), cwd=tmp_path,
-                 log=tmp_path / "api.log", startup_seconds=90):  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "app.main:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    with serving(
+        argv,
+        url=url,
+        env=env_of(settings, redis_url),
+        cwd=tmp_path,
+        log=tmp_path / "api.log",
+        startup_seconds=90,
+    ):
         yield url
 
 
 async def start_worker(env: dict[str, str], log: Path) -> asyncio.subprocess.Process:
     with log.open("ab") as out:
         return await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).parent / "arq"), "app.worker.WorkerSettings",
-            env=env, cwd=log.parent, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            str(Path(sys.executable).parent / "arq"),
+            "app.worker.WorkerSettings",
+            env=env,
+            cwd=log.parent,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 async def until(predicate: object, *, within: float, what: str) -> None:
@@ -88,9 +112,10 @@ async def test_no_loss_and_order_per_scope_across_a_worker_kill_9(
     env = env_of(settings, redis_url)
     log = tmp_path / "worker.log"
     async with (
-        Receiver(fail_first=5) as rx, Receiver() as other_rx,
+        Receiver(fail_first=5) as rx,
+        Receiver() as other_rx,
         httpx.AsyncClient(base_url=api, timeout=30) as client,
-    ):  # fmt: skip
+    ):
         for t, r in ((acme, rx), (globex, other_rx)):
             made = await client.post("/webhooks", json={"url": r.url}, headers=t.headers)
             assert made.status_code == 201, made.text
@@ -101,19 +126,32 @@ async def test_no_loss_and_order_per_scope_across_a_worker_kill_9(
         try:
             for i in range(EVENTS):
                 ref = f"ent_{i % SCOPES}"
-                answer = await client.post("/memory/events", headers=acme.headers, json={
-                    "scope": "entity", "scopeRef": ref, "kind": "note", "body": f"text {i}",
-                })  # fmt: skip
+                answer = await client.post(
+                    "/memory/events",
+                    headers=acme.headers,
+                    json={
+                        "scope": "entity",
+                        "scopeRef": ref,
+                        "kind": "note",
+                        "body": f"text {i}",
+                    },
+                )
                 assert answer.status_code == 201, answer.text
                 appended.append((ref, answer.json()["id"]))
                 if i == EVENTS // 3:
-                    await until(lambda: len(rx.delivered()) >= 10, within=60,
-                                what="deliveries before the kill")  # fmt: skip
+                    await until(
+                        lambda: len(rx.delivered()) >= 10,
+                        within=60,
+                        what="deliveries before the kill",
+                    )
                     os.kill(first.pid, signal.SIGKILL)
                     assert await asyncio.wait_for(first.wait(), 10) == -signal.SIGKILL
                     second = await start_worker(env, log)
-            await until(lambda: len(rx.delivered()) >= EVENTS, within=120,
-                        what=f"all {EVENTS} deliveries ({len(rx.delivered())} so far)")  # fmt: skip
+            await until(
+                lambda: len(rx.delivered()) >= EVENTS,
+                within=120,
+                what=f"all {EVENTS} deliveries ({len(rx.delivered())} so far)",
+            )
         finally:
             for proc in (first, second):
                 if proc is not None and proc.returncode is None:

@@ -30,8 +30,9 @@ DELIVERIES = """query($id: ID!) { webhookDeliveries(endpointId: $id, first: 10) 
 
 
 async def gql(client: httpx.AsyncClient, t: TenantFixture, query: str, **variables: Any) -> Any:
-    r = await client.post("/graphql", json={"query": query, "variables": variables},
-                          headers=t.headers)  # fmt: skip
+    r = await client.post(
+        "/graphql", json={"query": query, "variables": variables}, headers=t.headers
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -44,10 +45,17 @@ def allow_local(container: Container) -> None:
 async def test_graphql_create_list_update_delete(
     client: httpx.AsyncClient, tenant: TenantFixture, container: Container, allow_local: None
 ) -> None:
-    out = await gql(client, tenant, CREATE, input={
-        "url": "http://127.0.0.1:9/hook", "types": ["entry.created"], "scope": "ENTITY",
-        "scopeRef": "ent_acme",
-    })  # fmt: skip
+    out = await gql(
+        client,
+        tenant,
+        CREATE,
+        input={
+            "url": "http://127.0.0.1:9/hook",
+            "types": ["entry.created"],
+            "scope": "ENTITY",
+            "scopeRef": "ent_acme",
+        },
+    )
     created = out["data"]["createWebhookEndpoint"]
     assert created["errors"] == [] and created["secret"].startswith("whsec_")
     endpoint = created["endpoint"]
@@ -92,16 +100,19 @@ async def test_graphql_errors_name_the_field(
     out = await gql(client, tenant, DELIVERIES, id="whk_nope")
     ext = out["errors"][0]["extensions"]
     assert (ext["code"], ext["field"], ext["classification"]) == (
-        "NOT_FOUND", ["endpointId"], "BAD_USER_INPUT"
-    )  # fmt: skip
+        "NOT_FOUND",
+        ["endpointId"],
+        "BAD_USER_INPUT",
+    )
 
 
 async def test_rest_routes_and_the_delivery_log(
     client: httpx.AsyncClient, tenant: TenantFixture, container: Container, allow_local: None
 ) -> None:
     async with Receiver() as rx:
-        r = await client.post("/webhooks", json={"url": rx.url, "types": ["event.appended"]},
-                              headers=tenant.headers)  # fmt: skip
+        r = await client.post(
+            "/webhooks", json={"url": rx.url, "types": ["event.appended"]}, headers=tenant.headers
+        )
         assert r.status_code == 201, r.text
         body = r.json()
         rx.secret = body["secret"]
@@ -117,8 +128,7 @@ async def test_rest_routes_and_the_delivery_log(
                 await delivery.deliver_tenant(
                     db, http, config, owner="t", limit=asyncio.Semaphore(2)
                 )
-        log = await client.get(f"/webhooks/{body['id']}/deliveries?limit=5",
-                               headers=tenant.headers)  # fmt: skip
+        log = await client.get(f"/webhooks/{body['id']}/deliveries?limit=5", headers=tenant.headers)
         assert log.status_code == 200, log.text
         [item] = log.json()["items"]
         assert item["delivered"] and item["attempts"] == 1 and item["lastStatus"] == 204
@@ -127,14 +137,16 @@ async def test_rest_routes_and_the_delivery_log(
             f"/webhooks/{body['id']}/deliveries/{item['id']}/replay", headers=tenant.headers
         )
         assert replay.status_code == 200 and replay.json()["delivered"] is False
-        patched = await client.patch(f"/webhooks/{body['id']}", json={"enabled": False},
-                                     headers=tenant.headers)  # fmt: skip
+        patched = await client.patch(
+            f"/webhooks/{body['id']}", json={"enabled": False}, headers=tenant.headers
+        )
         assert patched.status_code == 200 and patched.json()["enabled"] is False
         bad = await client.post("/webhooks", json={"url": "ftp://x"}, headers=tenant.headers)
         assert bad.status_code == 422
         assert bad.json()["errors"][0]["field"] == "url"
-        bad = await client.get(f"/webhooks/{body['id']}/deliveries?limit=500",
-                               headers=tenant.headers)  # fmt: skip
+        bad = await client.get(
+            f"/webhooks/{body['id']}/deliveries?limit=500", headers=tenant.headers
+        )
         assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "limit"
         deleted = await client.delete(f"/webhooks/{body['id']}", headers=tenant.headers)
         assert deleted.status_code == 204
@@ -151,8 +163,9 @@ async def test_no_tenant_sees_or_touches_anothers_endpoints(
     assert (await client.get("/webhooks", headers=other.headers)).json() == {"items": []}
     for method, path in [("GET", ""), ("PATCH", ""), ("DELETE", ""), ("GET", "/deliveries")]:
         kw: dict[str, Any] = {"json": {"enabled": False}} if method == "PATCH" else {}
-        answer = await client.request(method, f"/webhooks/{endpoint_id}{path}",
-                                      headers=other.headers, **kw)  # fmt: skip
+        answer = await client.request(
+            method, f"/webhooks/{endpoint_id}{path}", headers=other.headers, **kw
+        )
         assert answer.status_code == 404, (method, path, answer.text)
     listed = await gql(client, other, LIST)
     assert listed["data"]["webhookEndpoints"] == []
@@ -177,8 +190,20 @@ def test_cli_add_list_remove(
     assert cli.main(["migrate"]) == 0
     assert cli.main(["tenants", "create", "acme"]) == 0
     capsys.readouterr()
-    assert cli.main(["webhooks", "add", "--tenant", "acme", "http://127.0.0.1:9/h",
-                     "--type", "entry.deleted"]) == 0  # fmt: skip
+    assert (
+        cli.main(
+            [
+                "webhooks",
+                "add",
+                "--tenant",
+                "acme",
+                "http://127.0.0.1:9/h",
+                "--type",
+                "entry.deleted",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     endpoint_id = out.split()[2].rstrip(";")
     secret = out.splitlines()[1]

@@ -80,8 +80,12 @@ def seed_big_scope(db: Path) -> None:
 
 
 def gql(url: str, key: str, query: str, **variables: object) -> dict:
-    r = httpx.post(f"{url}/graphql", json={"query": query, "variables": variables},
-                   headers={"Authorization": f"Bearer {key}"}, timeout=60)  # fmt: skip
+    r = httpx.post(
+        f"{url}/graphql",
+        json={"query": query, "variables": variables},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=60,
+    )
     body = r.json()
     assert r.status_code == 200 and "errors" not in body, body
     return body["data"]
@@ -90,16 +94,29 @@ def gql(url: str, key: str, query: str, **variables: object) -> dict:
 def seed_over_the_api(url: str, key: str) -> None:
     old = (datetime.now(UTC) - timedelta(days=200)).isoformat()
     events = [
-        {"scope": "ENTITY", "scopeRef": ACME, "kind": "call_summary", "occurredAt": old,
-         "body": f"Quarterly call {i}: Acme reviewed the display budget and search results."}
+        {
+            "scope": "ENTITY",
+            "scopeRef": ACME,
+            "kind": "call_summary",
+            "occurredAt": old,
+            "body": f"Quarterly call {i}: Acme reviewed the display budget and search results.",
+        }
         for i in range(4)
     ] + [
-        {"scope": "ENTITY", "scopeRef": ACME, "kind": "decision",
-         "body": "Acme agreed to raise the ROAS target to 4.0 from Q3."},
-        {"scope": "ENTITY", "scopeRef": ACME, "kind": "call_summary",
-         "body": "Call with Acme: the renewal is likely; they want a spring push."},
+        {
+            "scope": "ENTITY",
+            "scopeRef": ACME,
+            "kind": "decision",
+            "body": "Acme agreed to raise the ROAS target to 4.0 from Q3.",
+        },
+        {
+            "scope": "ENTITY",
+            "scopeRef": ACME,
+            "kind": "call_summary",
+            "body": "Call with Acme: the renewal is likely; they want a spring push.",
+        },
         {"scope": "ENTITY", "scopeRef": GONE, "kind": "note", "body": "A subject to erase."},
-    ]  # fmt: skip
+    ]
     append = """mutation($input: [AppendMemoryEventInput!]!) {
       appendMemoryEvents(input: $input) { errors { message } } }"""
     assert gql(url, key, append, input=events)["appendMemoryEvents"]["errors"] == []
@@ -109,8 +126,14 @@ def seed_over_the_api(url: str, key: str) -> None:
         ("ROAS target", "Acme targets a ROAS of 4.0 from Q3.", ["roas", "targets"]),
         ("Main contact", "Dana Reyes, head of growth, prefers email.", ["contacts"]),
     ]:
-        entry = {"scope": "ENTITY", "scopeRef": ACME, "title": title, "summary": summary,
-                 "tags": tags, "importance": 4}  # fmt: skip
+        entry = {
+            "scope": "ENTITY",
+            "scopeRef": ACME,
+            "title": title,
+            "summary": summary,
+            "tags": tags,
+            "importance": 4,
+        }
         assert gql(url, key, create, input=entry)["createMemoryEntry"]["errors"] == []
     run = "mutation { runCompaction(input: { dryRun: false }) { run { entriesCreated { id } } } }"
     assert gql(url, key, run)["runCompaction"]["run"]["entriesCreated"]
@@ -127,8 +150,14 @@ def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
     env |= {"JET_DATA_DIR": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
     migrate = [str(JET), "migrate"]
     subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
-    created = subprocess.run([str(JET), "tenants", "create", "Console Test"], env=env,
-                             cwd=tmp_path, capture_output=True, text=True, timeout=60)  # fmt: skip
+    created = subprocess.run(
+        [str(JET), "tenants", "create", "Console Test"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip().splitlines()[-1]
     (db,) = (tmp_path / "data" / "tenants").glob("*.db")
@@ -144,8 +173,12 @@ def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
 def first_load_gzip_bytes() -> int:
     """The compressed size of everything the first load fetches: the page, its styles,
     every module of the console and the two npm files."""
-    files = [CONSOLE_DIR / "index.html", CONSOLE_DIR / "console.css",
-             *CONSOLE_DIR.glob("*.js"), *(ASSETS / rel for rel in VENDOR.values())]  # fmt: skip
+    files = [
+        CONSOLE_DIR / "index.html",
+        CONSOLE_DIR / "console.css",
+        *CONSOLE_DIR.glob("*.js"),
+        *(ASSETS / rel for rel in VENDOR.values()),
+    ]
     return sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)
 
 
@@ -154,12 +187,24 @@ def test_a_person_goes_through_every_screen(server: tuple[str, str], tmp_path: P
     shots = tmp_path / "shots"
     shots.mkdir()
     env = os.environ | {
-        "JET_URL": url, "JET_API_KEY": key, "JET_BIG_REF": BIG, "JET_ACME_REF": ACME,
-        "JET_GONE_REF": GONE, "JET_SHOTS": str(shots), "AXE": str(AXE), "CHROMIUM": CHROMIUM,
+        "JET_URL": url,
+        "JET_API_KEY": key,
+        "JET_BIG_REF": BIG,
+        "JET_ACME_REF": ACME,
+        "JET_GONE_REF": GONE,
+        "JET_SHOTS": str(shots),
+        "AXE": str(AXE),
+        "CHROMIUM": CHROMIUM,
         "E2E_TIMEOUT_MS": str(BROWSER_TIMEOUT_MS),
-    }  # fmt: skip
-    done = subprocess.run(["node", str(SCRIPT)], env=env, cwd=HERE, capture_output=True,
-                          text=True, timeout=10 * BROWSER_TIMEOUT_MS / 1000)  # fmt: skip
+    }
+    done = subprocess.run(
+        ["node", str(SCRIPT)],
+        env=env,
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=10 * BROWSER_TIMEOUT_MS / 1000,
+    )
     lines = done.stdout.strip().splitlines()
     assert lines, f"no result from the browser script:\n{done.stderr}"
     result = json.loads(lines[-1])
@@ -200,8 +245,10 @@ def test_a_person_goes_through_every_screen(server: tuple[str, str], tmp_path: P
     assert steps["eraseDisabledFirst"] is True and "Receipt" in steps["erased"]
     assert steps["overflow320"] <= 320
     # Accessibility: no serious or critical violation on any screen checked.
-    serious = {name: [v for v in found if v["impact"] in ("serious", "critical")]
-               for name, found in result["axe"].items()}  # fmt: skip
+    serious = {
+        name: [v for v in found if v["impact"] in ("serious", "critical")]
+        for name, found in result["axe"].items()
+    }
     assert all(v == [] for v in serious.values()), serious
     assert all(v == [] for v in result["axe"].values()), result["axe"]  # nor a milder one
     assert len(result["axe"]) == 6

@@ -61,15 +61,25 @@ def api_server(tmp_path: Path, cors_origins: str | None) -> Iterator[tuple[str, 
     assert migrated.returncode == 0, migrated.stderr
     created = subprocess.run(
         [str(JET), "tenants", "create", "Cors Test"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip().splitlines()[-1]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)]
-    with serving(argv, url=url, env=env, cwd=tmp_path, log=tmp_path / "serve.log",
-                 startup_seconds=STARTUP_SECONDS):  # fmt: skip
+    with serving(
+        argv,
+        url=url,
+        env=env,
+        cwd=tmp_path,
+        log=tmp_path / "serve.log",
+        startup_seconds=STARTUP_SECONDS,
+    ):
         yield url, key
 
 
@@ -148,9 +158,13 @@ def test_a_page_on_another_origin_uses_the_api_in_chromium(tmp_path: Path) -> No
             "E2E_TIMEOUT_MS": str(BROWSER_TIMEOUT_MS),
         }
         done = subprocess.run(
-            ["node", str(HERE / "cors.mjs")], env=env, cwd=HERE, capture_output=True,
-            text=True, timeout=3 * BROWSER_TIMEOUT_MS / 1000,
-        )  # fmt: skip
+            ["node", str(HERE / "cors.mjs")],
+            env=env,
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=3 * BROWSER_TIMEOUT_MS / 1000,
+        )
     lines = done.stdout.strip().splitlines()
     assert lines, f"no result from the browser script:\n{done.stderr}"
     result = json.loads(lines[-1])

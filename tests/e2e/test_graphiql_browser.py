@@ -75,8 +75,14 @@ def server(browser_available: None, tmp_path: Path) -> Iterator[tuple[str, str]]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)]
-    with serving(argv, url=url, env=env, cwd=tmp_path, log=tmp_path / "serve.log",
-                 startup_seconds=STARTUP_SECONDS):  # fmt: skip
+    with serving(
+        argv,
+        url=url,
+        env=env,
+        cwd=tmp_path,
+        log=tmp_path / "serve.log",
+        startup_seconds=STARTUP_SECONDS,
+    ):
         yield url, key
 
 

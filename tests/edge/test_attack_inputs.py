@@ -71,11 +71,24 @@ def server(settings: Settings, tmp_path: Path) -> Iterator[Server]:
     key = asyncio.run(_key(settings))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-            "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "app.main:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")}
-    env |= {"JET_DATA_DIR": str(settings.data_dir), "JET_GRAPHIQL": "false",
-            "JET_LOG_FORMAT": "json", "PYTHONPATH": str(ROOT)}  # fmt: skip
+    env |= {
+        "JET_DATA_DIR": str(settings.data_dir),
+        "JET_GRAPHIQL": "false",
+        "JET_LOG_FORMAT": "json",
+        "PYTHONPATH": str(ROOT),
+    }
     if settings.database_url is not None:
         env["JET_DATABASE_URL"] = settings.database_url.get_secret_value()
     log = tmp_path / "server.log"
@@ -122,8 +135,11 @@ def test_a_lone_surrogate_is_a_validation_error_naming_the_field(server: Server)
 
     # REST: JSON that escapes a lone surrogate is refused as malformed, by the parser.
     with server.client() as c:
-        r = c.post("/memory/events", content=json.dumps({**EVENT, "scope": "entity",
-                   "body": LONE}), headers={"Content-Type": "application/json"})  # fmt: skip
+        r = c.post(
+            "/memory/events",
+            content=json.dumps({**EVENT, "scope": "entity", "body": LONE}),
+            headers={"Content-Type": "application/json"},
+        )
     assert r.status_code == 400 and r.json()["errors"][0]["code"] == "MALFORMED"
     assert server.logged_errors() == []
 
@@ -201,8 +217,10 @@ def test_nul_in_ids_and_filters_and_overlong_filter_lists(server: Server) -> Non
     [error] = server.graphql(events, {"f": {"scope": "ENTITY", "scopeRef": nul}})["errors"]
     extensions = {k: v for k, v in error["extensions"].items() if k != "requestId"}
     assert extensions == {
-        "code": "INVALID", "field": ["scopeRef"], "classification": "BAD_USER_INPUT"
-    }, error  # fmt: skip
+        "code": "INVALID",
+        "field": ["scopeRef"],
+        "classification": "BAD_USER_INPUT",
+    }, error
     over = [f"k{i}" for i in range(limits.FILTER_VALUES_MAX + 1)]
     [error] = server.graphql(events, {"f": {"kinds": over}})["errors"]
     assert error["extensions"]["code"] == "TOO_LARGE", error

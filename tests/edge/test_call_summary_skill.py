@@ -66,8 +66,17 @@ def server(tmp_path: Path) -> Iterator[Server]:
     key = asyncio.run(create_tenant(data_dir))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-            "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "app.main:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     env = clean_env(JET_DATA_DIR=str(data_dir), JET_GRAPHIQL="false", PYTHONPATH=str(ROOT))
     # cwd: no stray .env is read.
     with serving(argv, url=url, env=env, cwd=tmp_path, log=tmp_path / "server.log"):

@@ -27,8 +27,9 @@ RESTORE = f"""mutation($id: ID!, $input: RestoreMemoryEntryInput!) {{
 
 
 async def gql(client: httpx.AsyncClient, t: TenantFixture, query: str, **variables: Any) -> Any:
-    r = await client.post("/graphql", json={"query": query, "variables": variables},
-                          headers=t.headers)  # fmt: skip
+    r = await client.post(
+        "/graphql", json={"query": query, "variables": variables}, headers=t.headers
+    )
     assert r.status_code == 200, r.text
     body = r.json()
     assert "errors" not in body, body
@@ -66,24 +67,37 @@ async def test_history_and_restore_over_graphql_and_rest(
     data = await gql(client, tenant, HISTORY, id=entry)
     nodes = [e["node"] for e in data["memoryEntry"]["history"]["edges"]]
     who = await key_id(container, tenant)
-    assert nodes == [{"entryId": entry, "version": 1, "title": "t", "summary": "v1",
-                      "change": "update", "changedBy": who}]  # fmt: skip
+    assert nodes == [
+        {
+            "entryId": entry,
+            "version": 1,
+            "title": "t",
+            "summary": "v1",
+            "change": "update",
+            "changedBy": who,
+        }
+    ]
     rest = await client.get(f"/memory/{entry}/versions", headers=tenant.headers)
     assert rest.status_code == 200 and rest.json()["nextCursor"] is None
     assert [(v["version"], v["changedBy"]) for v in rest.json()["items"]] == [(1, who)]
 
     stale = await gql(client, tenant, RESTORE, id=entry, input={"version": 1, "expectedVersion": 1})
     assert stale["restoreMemoryEntry"]["errors"][0]["field"] == ["input", "expectedVersion"]
-    ok = await client.post(f"/memory/{entry}/restore", headers=tenant.headers,
-                           json={"version": 1, "expectedVersion": 2})  # fmt: skip
+    ok = await client.post(
+        f"/memory/{entry}/restore",
+        headers=tenant.headers,
+        json={"version": 1, "expectedVersion": 2},
+    )
     assert ok.status_code == 200 and ok.json()["version"] == 3 and ok.json()["summary"] == "v1"
 
     gone = await client.delete(f"/memory/{entry}", headers=tenant.headers)
     assert gone.status_code == 204
     deleted = await gql(client, tenant, VERSIONS, id=entry)
     assert [n["node"]["change"] for n in deleted["memoryEntryVersions"]["edges"]] == [
-        "delete", "restore", "update",
-    ]  # fmt: skip
+        "delete",
+        "restore",
+        "update",
+    ]
     # A deleted entry's versions stay readable over REST too (not a 404: it has versions).
     rest = await client.get(f"/memory/{entry}/versions", headers=tenant.headers)
     assert rest.status_code == 200
@@ -168,6 +182,17 @@ async def test_rest_erasure_answers_a_receipt(
     )
     assert r.status_code == 201, r.text
     body = r.json()
-    assert set(body) == {"id", "erasedAt", "target", "scope", "scopeRef", "eventId", "events",
-                         "entries", "versions", "released", "requestedBy"}  # fmt: skip
+    assert set(body) == {
+        "id",
+        "erasedAt",
+        "target",
+        "scope",
+        "scopeRef",
+        "eventId",
+        "events",
+        "entries",
+        "versions",
+        "released",
+        "requestedBy",
+    }
     assert (body["events"], body["entries"], body["scope"]) == (1, 1, "entity")

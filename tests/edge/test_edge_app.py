@@ -77,9 +77,13 @@ async def test_a_route_sees_the_scope_starlettes_router_gives_it(
     r = await client.post("/direct")
     assert r.status_code == 200
     assert r.json() == {
-        "name": "direct", "route": "/direct", "endpoint": True, "app": "Starlette", "router": True,
+        "name": "direct",
+        "route": "/direct",
+        "endpoint": True,
+        "app": "Starlette",
+        "router": True,
         "path_params": {},
-    }  # fmt: skip
+    }
     assert (await client.delete("/any")).json()["name"] == "any"
     assert (await client.get("/function")).text == "function"
 
@@ -131,8 +135,10 @@ async def test_an_exception_after_the_response_started_keeps_its_status(
 async def test_requests_starlette_answers_are_counted_too(client: httpx.AsyncClient) -> None:
     unmatched = {"route": "unmatched", "method": "GET", "status": "404"}
     function = {"route": "/function", "method": "GET", "status": "200"}
-    before = (sample("jet_http_requests_total", **unmatched),
-              sample("jet_http_requests_total", **function))  # fmt: skip
+    before = (
+        sample("jet_http_requests_total", **unmatched),
+        sample("jet_http_requests_total", **function),
+    )
     assert (await client.get("/nowhere")).status_code == 404
     assert (await client.get("/function")).status_code == 200
     assert sample("jet_http_requests_total", **unmatched) == before[0] + 1

@@ -112,9 +112,10 @@ async def test_metrics_count_requests_operations_and_appends(
     assert r.status_code == 201
     variables = {"input": {"scope": "ENTITY", "scopeRef": "ent_acme", "kind": "k", "body": "b"}}
     r = await app_client.post(
-        "/graphql", json={"query": APPEND, "variables": variables, "operationName": "Append"},
+        "/graphql",
+        json={"query": APPEND, "variables": variables, "operationName": "Append"},
         headers=tenant.headers,
-    )  # fmt: skip
+    )
     assert r.status_code == 200 and r.json()["data"]["appendMemoryEvent"]["errors"] == []
     # A replay stores nothing, so it is not an append.
     r = await app_client.post(
@@ -246,8 +247,9 @@ def test_rate_limit_zero_disables_it() -> None:
 
 @pytest.fixture
 async def limited(settings: Settings) -> AsyncIterator[Container]:
-    c = await build(settings.model_copy(update={"rate_limit_per_second": 0.5,
-                                                 "rate_limit_burst": 2}))  # fmt: skip
+    c = await build(
+        settings.model_copy(update={"rate_limit_per_second": 0.5, "rate_limit_burst": 2})
+    )
     yield c
     await c.aclose()
 
@@ -295,9 +297,11 @@ def json_formatter() -> logging.Formatter:
 
 
 async def test_log_records_carry_request_and_tenant_ids(
-    app_client: httpx.AsyncClient, tenant: TenantFixture,
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+    app_client: httpx.AsyncClient,
+    tenant: TenantFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     from app.services import entries
 
     async def boom(*_: object, **__: object) -> None:
@@ -316,9 +320,11 @@ async def test_log_records_carry_request_and_tenant_ids(
 
 
 async def test_no_key_secret_or_body_in_any_log_record(
-    container: Container, app_client: httpx.AsyncClient, tenant: TenantFixture,
+    container: Container,
+    app_client: httpx.AsyncClient,
+    tenant: TenantFixture,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     """A full flow (appends, entries, search, context, errors, a compaction through a
     gateway with a key and DLP) at DEBUG: no record, formatted, names a secret or a body."""
     body = "Zanzibar-tangerine budget of 45000 agreed with Priya"
@@ -333,29 +339,44 @@ async def test_no_key_secret_or_body_in_any_log_record(
             h = tenant.headers
             old = (datetime.now(UTC) - timedelta(days=200)).isoformat()
             events = [
-                {"scope": "entity", "scopeRef": "ent_acme", "kind": "call_summary",
-                 "body": f"{body} #{i}", "occurredAt": old}
+                {
+                    "scope": "entity",
+                    "scopeRef": "ent_acme",
+                    "kind": "call_summary",
+                    "body": f"{body} #{i}",
+                    "occurredAt": old,
+                }
                 for i in range(3)
-            ]  # fmt: skip
+            ]
             assert (await app_client.post("/memory/events", json=events, headers=h)).is_success
-            variables = {"input": {"scope": "ENTITY", "scopeRef": "ent_acme", "kind": "k",
-                                   "body": body}}  # fmt: skip
-            r = await app_client.post("/graphql", json={"query": APPEND, "variables": variables},
-                                      headers=h)  # fmt: skip
+            variables = {
+                "input": {"scope": "ENTITY", "scopeRef": "ent_acme", "kind": "k", "body": body}
+            }
+            r = await app_client.post(
+                "/graphql", json={"query": APPEND, "variables": variables}, headers=h
+            )
             assert r.status_code == 200
             entry = {"scope": "entity", "scopeRef": "ent_acme", "title": title, "summary": body}
             assert (await app_client.post("/memory", json=entry, headers=h)).status_code == 201
             await app_client.get("/memory", params={"search": "Zanzibar"}, headers=h)
-            await app_client.get("/memory/context", params={"scope": "entity",
-                                 "scopeRef": "ent_acme", "query": body}, headers=h)  # fmt: skip
+            await app_client.get(
+                "/memory/context",
+                params={"scope": "entity", "scopeRef": "ent_acme", "query": body},
+                headers=h,
+            )
             bad = {**entry, "importance": 99}
             assert (await app_client.post("/memory", json=bad, headers=h)).status_code == 422
-            assert (await app_client.get("/memory", headers={"Authorization": "Bearer jm_x"}))\
-                .status_code == 401  # fmt: skip
+            assert (
+                await app_client.get("/memory", headers={"Authorization": "Bearer jm_x"})
+            ).status_code == 401
             await policies.configure_tenant(
-                container.control, tenant.id, gateway_url=gw.base_url,
-                gateway_key=gateway_key, models=["m1"], gateway_timeout_s=5,
-            )  # fmt: skip
+                container.control,
+                tenant.id,
+                gateway_url=gw.base_url,
+                gateway_key=gateway_key,
+                models=["m1"],
+                gateway_timeout_s=5,
+            )
             run = await compact_tenant(container, tenant.id, trigger="cli")
             assert run.buckets_compacted == 1
             assert gw.received[0].headers["authorization"] == f"Bearer {gateway_key}"
@@ -363,8 +384,11 @@ async def test_no_key_secret_or_body_in_any_log_record(
         await gw.stop()
     formatter = json_formatter()
     # The test's own HTTP client logs the URLs it asks for: that is not the server's log.
-    lines = [formatter.format(rec) for rec in caplog.records
-             if not (rec.name == "httpx" and "http://testserver" in rec.getMessage())]  # fmt: skip
+    lines = [
+        formatter.format(rec)
+        for rec in caplog.records
+        if not (rec.name == "httpx" and "http://testserver" in rec.getMessage())
+    ]
     assert lines, "the flow logged nothing: the test would prove nothing"
     text = "\n".join(lines)
     for secret in (tenant.key, gateway_key, "Zanzibar", "Quixotic", "Priya"):
@@ -375,8 +399,13 @@ async def test_no_key_secret_or_body_in_any_log_record(
 
 def test_access_log_lines_drop_the_query_string() -> None:
     record = logging.LogRecord(
-        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
-        ("127.0.0.1:5", "GET", "/memory?search=Zanzibar+budget", "1.1", 200), None,
-    )  # fmt: skip
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5", "GET", "/memory?search=Zanzibar+budget", "1.1", 200),
+        None,
+    )
     assert logs.AccessLogFilter().filter(record)
     assert record.getMessage() == '127.0.0.1:5 - "GET /memory?… HTTP/1.1" 200'

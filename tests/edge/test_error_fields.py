@@ -45,17 +45,33 @@ async def test_graphql_reports_list_errors_under_filter_as_before(
 ) -> None:
     cases: list[tuple[str, dict[str, Any], str, list[str]]] = [
         (ENTRIES, {"f": {"search": LONG_SEARCH}}, f"filter.search {TOO_LONG}", ["filter.search"]),
-        (ENTRIES, {"f": {"search": "!!"}},
-         "filter.search has no searchable words (letters or digits)", ["filter.search"]),
-        (ENTRIES, {"f": {"minImportance": 9}}, "minImportance must be 1 to 5",
-         ["filter", "minImportance"]),
+        (
+            ENTRIES,
+            {"f": {"search": "!!"}},
+            "filter.search has no searchable words (letters or digits)",
+            ["filter.search"],
+        ),
+        (
+            ENTRIES,
+            {"f": {"minImportance": 9}},
+            "minImportance must be 1 to 5",
+            ["filter", "minImportance"],
+        ),
         (ENTRIES, {"after": "zzz"}, "after is not a valid cursor", ["after"]),
         (EVENTS, {"f": {"search": LONG_SEARCH}}, f"filter.search {TOO_LONG}", ["filter.search"]),
-        (EVENTS, {"f": {"occurredAfter": "1969-12-31T00:00:00Z"}},
-         "filter.occurredAfter must be after 1970-01-01T00:00:00Z", ["filter.occurredAfter"]),
-        (EVENTS, {"first": limits.PAGE_MAX + 1},
-         f"first is capped at {limits.PAGE_MAX}, got {limits.PAGE_MAX + 1}", ["first"]),
-    ]  # fmt: skip
+        (
+            EVENTS,
+            {"f": {"occurredAfter": "1969-12-31T00:00:00Z"}},
+            "filter.occurredAfter must be after 1970-01-01T00:00:00Z",
+            ["filter.occurredAfter"],
+        ),
+        (
+            EVENTS,
+            {"first": limits.PAGE_MAX + 1},
+            f"first is capped at {limits.PAGE_MAX}, got {limits.PAGE_MAX + 1}",
+            ["first"],
+        ),
+    ]
     for query, variables, message, field in cases:
         body = await graphql(client, tenant, query, variables)
         assert query_error(body) == (message, field), variables
@@ -68,10 +84,13 @@ async def test_graphql_reports_mutation_errors_under_input_as_before(
     assert first["data"]["appendMemoryEvent"]["errors"] == []
     again = {**EVENT_GQL, "body": "other", "idempotencyKey": "k1"}
     body = await graphql(client, tenant, APPEND, {"i": again})
-    assert body["data"]["appendMemoryEvent"]["errors"] == [{
-        "field": ["input", "idempotencyKey"], "code": "CONFLICT",
-        "message": "idempotencyKey 'k1' was already used for a different event",
-    }]  # fmt: skip
+    assert body["data"]["appendMemoryEvent"]["errors"] == [
+        {
+            "field": ["input", "idempotencyKey"],
+            "code": "CONFLICT",
+            "message": "idempotencyKey 'k1' was already used for a different event",
+        }
+    ]
 
     batch = [EVENT_GQL, {**EVENT_GQL, "kind": "Bad Kind"}, {**again, "idempotencyKey": "k1"}]
     body = await graphql(client, tenant, APPEND_MANY, {"i": batch})
@@ -79,21 +98,32 @@ async def test_graphql_reports_mutation_errors_under_input_as_before(
         (["input", "1", "kind"], "INVALID")
     ]
     body = await graphql(client, tenant, APPEND_MANY, {"i": []})
-    assert body["data"]["appendMemoryEvents"]["errors"] == [{
-        "field": ["input"], "code": "INVALID", "message": "a batch must hold at least one event",
-    }]  # fmt: skip
+    assert body["data"]["appendMemoryEvents"]["errors"] == [
+        {
+            "field": ["input"],
+            "code": "INVALID",
+            "message": "a batch must hold at least one event",
+        }
+    ]
 
     created = await graphql(client, tenant, CREATE, {"i": ENTRY_GQL})
     entry_id = created["data"]["createMemoryEntry"]["entry"]["id"]
     body = await graphql(client, tenant, UPDATE, {"id": entry_id, "i": {"expectedVersion": 7}})
-    assert body["data"]["updateMemoryEntry"]["errors"] == [{
-        "field": ["input", "expectedVersion"], "code": "CONFLICT",
-        "message": "entry is at version 1, not 7",
-    }]  # fmt: skip
+    assert body["data"]["updateMemoryEntry"]["errors"] == [
+        {
+            "field": ["input", "expectedVersion"],
+            "code": "CONFLICT",
+            "message": "entry is at version 1, not 7",
+        }
+    ]
     body = await graphql(client, tenant, CREATE, {"i": {**ENTRY_GQL, "title": " "}})
-    assert body["data"]["createMemoryEntry"]["errors"] == [{
-        "field": ["input", "title"], "code": "INVALID", "message": "title must not be empty",
-    }]  # fmt: skip
+    assert body["data"]["createMemoryEntry"]["errors"] == [
+        {
+            "field": ["input", "title"],
+            "code": "INVALID",
+            "message": "title must not be empty",
+        }
+    ]
 
 
 def errors(r: httpx.Response, status: int) -> list[tuple[str | None, str, str]]:
@@ -132,8 +162,9 @@ async def test_rest_reports_each_field_at_its_place_in_its_name(
     assert errors(r, 409) == [
         ("Idempotency-Key", "header", "Idempotency-Key 'k1' was already used for a different event")
     ]
-    r = await client.post("/memory/events", json={**EVENT, "body": "x", "idempotencyKey": "k1"},
-                          headers=h)  # fmt: skip
+    r = await client.post(
+        "/memory/events", json={**EVENT, "body": "x", "idempotencyKey": "k1"}, headers=h
+    )
     assert errors(r, 409) == [
         ("idempotencyKey", "body", "idempotencyKey 'k1' was already used for a different event")
     ]

@@ -93,8 +93,10 @@ def _random_json(rng: random.Random, depth: int = 0) -> Any:
     if kind == 3:
         return rng.choice([0.0, -0.0, 1.0, 5e-324, 1.7976931348623157e308, 0.1, 1 / 3])
     if kind in (4, 5):
-        return "".join(chr(rng.choice([rng.randrange(32, 127), rng.randrange(0x80, 0x2FFFF)]))
-                       for _ in range(rng.randrange(8)))  # fmt: skip
+        return "".join(
+            chr(rng.choice([rng.randrange(32, 127), rng.randrange(0x80, 0x2FFFF)]))
+            for _ in range(rng.randrange(8))
+        )
     if kind == 6:
         return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
     return {
@@ -148,8 +150,13 @@ def test_a_real_server_answers_400_without_a_traceback(tmp_path: Path, fast_path
     subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
     created = subprocess.run(
         [str(JET), "tenants", "create", "acme"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     key = created.stdout.strip().splitlines()[-1]
     port = free_port()
     url = f"http://127.0.0.1:{port}"

@@ -36,8 +36,12 @@ ALLOWED = {
     "variables": {"object", "null"},
     "extensions": {"object", "null"},
 }
-EXPECTED = {"query": "a string", "operationName": "a string",
-            "variables": "an object", "extensions": "an object"}  # fmt: skip
+EXPECTED = {
+    "query": "a string",
+    "operationName": "a string",
+    "variables": "an object",
+    "extensions": "an object",
+}
 QUERY = "query Q { __typename }"
 PYTHON_REPR = re.compile(r"True|False|None|\{'|\['|'obj'")
 
@@ -56,8 +60,13 @@ def server(tmp_path: Path, fast_path: str, **env_extra: str) -> Iterator[tuple[s
     subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
     created = subprocess.run(
         [str(JET), "tenants", "create", "acme"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     key = created.stdout.strip().splitlines()[-1]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -103,8 +112,9 @@ def test_every_field_with_every_json_type(tmp_path: Path, fast_path: str) -> Non
         auth = {"Authorization": f"Bearer {key}"}
         transport = httpx.HTTPTransport(retries=0)
         with httpx.Client(base_url=url, timeout=30, transport=transport) as client:
-            before = sample(client, "jet_http_requests_total",
-                            route="/graphql", method="POST", status="400")  # fmt: skip
+            before = sample(
+                client, "jet_http_requests_total", route="/graphql", method="POST", status="400"
+            )
             refused = 0
             for (field, allowed), (kind, value) in itertools.product(
                 ALLOWED.items(), JSON_VALUES.items()
@@ -140,8 +150,9 @@ def test_every_field_with_every_json_type(tmp_path: Path, fast_path: str) -> Non
                     assert message == f"`{field}` must be {EXPECTED[field]} or null, not {kind}"
             r = client.get("/graphql", params={"query": QUERY, "variables": "{nope"}, headers=auth)
             assert refusal(r, 400, "BAD_REQUEST") == "`variables` is not valid JSON"
-            after = sample(client, "jet_http_requests_total",
-                           route="/graphql", method="POST", status="400")  # fmt: skip
+            after = sample(
+                client, "jet_http_requests_total", route="/graphql", method="POST", status="400"
+            )
             assert after - before == refused
             assert client.post("/graphql", json={"query": QUERY}, headers=auth).status_code == 200
     no_error_lines(log)
@@ -158,8 +169,11 @@ def test_one_error_shape_on_graphql(tmp_path: Path, fast_path: str) -> None:
         json_ct = auth | {"Content-Type": "application/json"}
         refusal(client.post("/graphql", content=b"{nope", headers=json_ct), 400, "BAD_REQUEST")
         refusal(client.post("/graphql", json={}, headers=auth), 400, "BAD_REQUEST")
-        r = client.post("/graphql", content=b'{"query": "{ __typename }"}',
-                        headers=auth | {"Content-Type": "text/plain"})  # fmt: skip
+        r = client.post(
+            "/graphql",
+            content=b'{"query": "{ __typename }"}',
+            headers=auth | {"Content-Type": "text/plain"},
+        )
         assert "application/json" in refusal(r, 415, "UNSUPPORTED_MEDIA_TYPE")
         r = client.post("/graphql", json=[{"query": QUERY}] * 11, headers=auth)
         assert "at most 10 operations" in refusal(r, 400, "BAD_REQUEST")
@@ -181,9 +195,12 @@ def test_one_error_shape_on_graphql(tmp_path: Path, fast_path: str) -> None:
         cases = [
             ("{ memoryEvents(", None, "GRAPHQL_PARSE_FAILED"),
             ("{ noSuchField }", None, "GRAPHQL_VALIDATION_FAILED"),
-            ("query($n: Int!) { memoryEvents(first: $n) { edges { cursor } } }",
-             {"n": "many"}, "BAD_USER_INPUT"),
-        ]  # fmt: skip
+            (
+                "query($n: Int!) { memoryEvents(first: $n) { edges { cursor } } }",
+                {"n": "many"},
+                "BAD_USER_INPUT",
+            ),
+        ]
         for query, variables, code in cases:
             body = {"query": query, "variables": variables}
             r = client.post("/graphql", json=body, headers=auth | {"Accept": GQL_RESPONSE})
@@ -230,8 +247,12 @@ def test_a_mutation_never_loses_what_it_wrote_and_times_say_z(tmp_path: Path) ->
         edges = c.post("/graphql", json={"query": ENTRIES}).json()["data"]["memoryEntries"]["edges"]
         assert [e["node"]["id"] for e in edges] == [created["id"]]
         # An offset on input is accepted; the answer is the same instant in UTC with Z.
-        event = {"scope": "INSTITUTIONAL", "kind": "decision", "body": "b",
-                 "occurredAt": "2026-03-01T14:30:00+02:00"}  # fmt: skip
+        event = {
+            "scope": "INSTITUTIONAL",
+            "kind": "decision",
+            "body": "b",
+            "occurredAt": "2026-03-01T14:30:00+02:00",
+        }
         r = c.post("/graphql", json={"query": APPEND, "variables": {"i": event}})
         appended = r.json()["data"]["appendMemoryEvent"]["event"]
         assert appended["occurredAt"] == "2026-03-01T12:30:00Z"
@@ -258,24 +279,38 @@ def test_batches_as_apollo_sends_them(tmp_path: Path, fast_path: str) -> None:
     ):
         auth = {"Authorization": f"Bearer {key}"}
         event = {"scope": "INSTITUTIONAL", "kind": "decision", "body": "batched"}
-        before = sample(client, "jet_graphql_operations_total",
-                        operation="Append", type="mutation", status="200")  # fmt: skip
+        before = sample(
+            client,
+            "jet_graphql_operations_total",
+            operation="Append",
+            type="mutation",
+            status="200",
+        )
         # BatchHttpLink: an array of {operationName, variables, query, extensions}; the
         # answers in order, a read after a write in the same batch seeing it.
         batch = [
-            {"operationName": "Append", "variables": {"i": event}, "query": BATCH_APPEND,
-             "extensions": {}},
+            {
+                "operationName": "Append",
+                "variables": {"i": event},
+                "query": BATCH_APPEND,
+                "extensions": {},
+            },
             {"operationName": "Append", "variables": {"i": event}, "query": BATCH_APPEND},
             {"operationName": "Read", "variables": {}, "query": BATCH_READ},
-        ]  # fmt: skip
+        ]
         r = client.post("/graphql", json=batch, headers=auth)
         assert r.status_code == 200, r.text
         answers = r.json()
         ids = [a["data"]["appendMemoryEvent"]["event"]["id"] for a in answers[:2]]
         read = [e["node"]["id"] for e in answers[2]["data"]["memoryEvents"]["edges"]]
         assert sorted(read) == sorted(ids) and len(set(ids)) == 2
-        after = sample(client, "jet_graphql_operations_total",
-                       operation="Append", type="mutation", status="200")  # fmt: skip
+        after = sample(
+            client,
+            "jet_graphql_operations_total",
+            operation="Append",
+            type="mutation",
+            status="200",
+        )
         assert after - before == 2
         # One operation refused (no query) is its own answer: the write beside it stands.
         r = client.post("/graphql", json=[batch[0], {"query": None}], headers=auth)

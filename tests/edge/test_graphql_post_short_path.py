@@ -210,27 +210,34 @@ REQUESTS: list[tuple[str, list[tuple[bytes, bytes]], bytes, bool]] = [
     ("POST", [CT], b"{}", True),
     ("POST", [CT], b'{"query": "{ __typename }", "v": 1e400}', True),
     ("POST", [CT], b'{"query": "{ __typename }", "variables": [1]}', True),
-    ("POST", [CT], b'{"query": "query A { __typename } query B { __typename }",'
-                   b' "operationName": "B"}', True),  # fmt: skip
+    (
+        "POST",
+        [CT],
+        b'{"query": "query A { __typename } query B { __typename }", "operationName": "B"}',
+        True,
+    ),
     ("POST", [CT], b'{"query": "query A { __typename }", "operationName": "C"}', True),
     ("POST", [CT], APPEND % ENTRY, True),
     ("POST", [CT, GQL], APPEND % ENTRY, True),
-    ("POST", [CT], APPEND % b'{"scope": "ENTITY", "scopeRef": "", "kind": "k", "body": "b"}',
-     True),  # fmt: skip
+    ("POST", [CT], APPEND % b'{"scope": "ENTITY", "scopeRef": "", "kind": "k", "body": "b"}', True),
     ("POST", [CT, GQL], APPEND % b'{"scope": "NOPE", "kind": "k", "body": "b"}', True),
     ("POST", [CT], APPEND % b'{"scope": "NOPE", "kind": "k", "body": "b"}', True),
     ("POST", [CT], EVENTS % b'{"f": {"scope": "ENTITY", "scopeRef": "acme"}, "n": 5}', True),
     ("POST", [CT], EVENTS % b'{"f": {"search": "budget"}}', True),
     ("POST", [CT], EVENTS % b'{"n": -1}', True),
-    ("POST", [(b"content-type", b"application/json; charset=utf-8")],
-     b'{"query": "{ __typename }"}', True),  # fmt: skip
+    (
+        "POST",
+        [(b"content-type", b"application/json; charset=utf-8")],
+        b'{"query": "{ __typename }"}',
+        True,
+    ),
     ("POST", [(b"content-type", b"text/plain")], b'{"query": "{ __typename }"}', False),
     ("POST", [], b'{"query": "{ __typename }"}', False),
     ("POST", [CT], b'{"query": "mutation { __typename }"}', True),
     ("GET", [], b"", False),
     ("GET", [], b"mutation", False),
     ("PUT", [CT], b'{"query": "{ __typename }"}', False),
-]  # fmt: skip
+]
 
 _ID = re.compile(rb"\b[a-z]{3}_[0-9a-z]{26}\b")
 
@@ -246,17 +253,23 @@ async def _answers(view: GraphQLView, db: Any, container: Container) -> list[Any
 
         async def send(message: Any, sent: list[Any] = sent) -> None:
             if message["type"] == "http.response.body":  # ids numbered in order
-                message = {**message, "body": _ID.sub(
-                    lambda m: ids.setdefault(m.group(), b"ID%03d" % len(ids)), message["body"]
-                )}  # fmt: skip
+                message = {
+                    **message,
+                    "body": _ID.sub(
+                        lambda m: ids.setdefault(m.group(), b"ID%03d" % len(ids)), message["body"]
+                    ),
+                }
             sent.append(message)
 
         query = b"query=" + body if method == "GET" and body else b""
         scope = {
-            "type": "http", "method": method, "path": "/graphql", "headers": headers,
+            "type": "http",
+            "method": method,
+            "path": "/graphql",
+            "headers": headers,
             "query_string": query,
             "state": {"db": db, "request_id": "rid", CONTAINER: container},
-        }  # fmt: skip
+        }
         try:
             await view(scope, receive, send)
         except Exception as exc:

@@ -101,8 +101,10 @@ async def test_graphiql_page_and_every_asset_load_without_a_key(client: httpx.As
         assert response.status_code == 200, url
         assert response.content, url
         assert response.headers["content-type"].split(";")[0] in {
-            "text/javascript", "application/javascript", "text/css",
-        }, url  # fmt: skip
+            "text/javascript",
+            "application/javascript",
+            "text/css",
+        }, url
     # Only the page's own files are public: not a directory listing, nothing else.
     assert (await client.get("/graphiql-assets/")).status_code == 404
     assert (await client.get("/graphiql-assets/react/package.json")).status_code == 404
@@ -237,9 +239,12 @@ async def test_full_flow(client: httpx.AsyncClient, tenant: TenantFixture) -> No
         ("Beta launch", "The beta opens in March.", ["launch"]),
     ]:
         entry_in = {
-            "scope": "ENTITY", "scopeRef": "acct-42", "title": title, "summary": summary,
+            "scope": "ENTITY",
+            "scopeRef": "acct-42",
+            "title": title,
+            "summary": summary,
             "tags": tags,
-        }  # fmt: skip
+        }
         payload = (await data(client, tenant, CREATE, {"input": entry_in}))["createMemoryEntry"]
         assert payload["errors"] == [] and payload["entry"]["version"] == 1
         made.append(payload["entry"])
@@ -375,9 +380,11 @@ async def test_first_over_the_cap_names_first_and_the_cap(
     [error] = response.json()["errors"]
     assert "first" in error["message"] and "100" in error["message"]
     assert error["extensions"] == {
-        "code": "INVALID", "field": ["first"], "classification": "BAD_USER_INPUT",
+        "code": "INVALID",
+        "field": ["first"],
+        "classification": "BAD_USER_INPUT",
         "requestId": response.headers["x-request-id"],
-    }  # fmt: skip
+    }
     ok = await post(client, tenant.headers, query.replace("101", "100"))
     assert ok.json() == {"data": {field: {"edges": []}}}
 

@@ -150,52 +150,76 @@ def _events_of(words: list[str], *, idem: str, source_ref: str) -> list[dict[str
     w0, w1 = words[0], words[1 % len(words)]
     return [
         {
-            "scope": "INSTITUTIONAL", "kind": "decision", "source": "inbox",
-            "sourceRef": source_ref, "occurredAt": "2020-01-01T09:00:00Z",
+            "scope": "INSTITUTIONAL",
+            "kind": "decision",
+            "source": "inbox",
+            "sourceRef": source_ref,
+            "occurredAt": "2020-01-01T09:00:00Z",
             "body": f"Acme decided the ROAS target; the {w0} quorum approved it.",
             "idempotencyKey": f"{idem}-1",
         },
         {
-            "scope": "ENTITY", "scopeRef": "acct-42", "kind": "call_summary",
-            "source": "call", "occurredAt": "2020-01-02T09:00:00Z",
+            "scope": "ENTITY",
+            "scopeRef": "acct-42",
+            "kind": "call_summary",
+            "source": "call",
+            "occurredAt": "2020-01-02T09:00:00Z",
             "body": f"Call with Acme about ROAS and the {w1} renewal.",
             "idempotencyKey": f"{idem}-2",
         },
         {
-            "scope": "PROJECT", "scopeRef": "proj-apollo", "kind": "campaign_change",
+            "scope": "PROJECT",
+            "scopeRef": "proj-apollo",
+            "kind": "campaign_change",
             "body": f"Campaign paused; the {w0} budget moved to search.",
         },
         {
-            "scope": "TEAM", "scopeRef": "user-7", "kind": "sentiment_shift",
+            "scope": "TEAM",
+            "scopeRef": "user-7",
+            "kind": "sentiment_shift",
             "body": f"Sentiment dropped after the {w1} pricing change.",
             "idempotencyKey": "shared-idempotency-key",
         },
-    ]  # fmt: skip
+    ]
 
 
 def _entries_of(words: list[str]) -> list[dict[str, Any]]:
     w0, w1 = words[0], words[1 % len(words)]
     return [
         {
-            "scope": "ENTITY", "scopeRef": "acct-42", "title": f"Acme ROAS decision {w0}",
+            "scope": "ENTITY",
+            "scopeRef": "acct-42",
+            "title": f"Acme ROAS decision {w0}",
             "summary": f"Acme decided to hold ROAS at 4x ({w1}).",
-            "tags": ["roas", "pricing"], "importance": 5, "source": "CALL",
+            "tags": ["roas", "pricing"],
+            "importance": 5,
+            "source": "CALL",
         },
         {
-            "scope": "INSTITUTIONAL", "title": "Pricing policy",
+            "scope": "INSTITUTIONAL",
+            "title": "Pricing policy",
             "summary": f"List prices change once a year; {w1} discounts need approval.",
-            "tags": ["pricing"], "importance": 2, "source": "EMAIL",
+            "tags": ["pricing"],
+            "importance": 2,
+            "source": "EMAIL",
         },
         {
-            "scope": "PROJECT", "scopeRef": "proj-apollo", "title": f"Campaign apollo {w1}",
-            "summary": "Apollo runs on search and social.", "tags": ["roas"],
-            "importance": 4, "source": "CHAT",
+            "scope": "PROJECT",
+            "scopeRef": "proj-apollo",
+            "title": f"Campaign apollo {w1}",
+            "summary": "Apollo runs on search and social.",
+            "tags": ["roas"],
+            "importance": 4,
+            "source": "CHAT",
         },
         {
-            "scope": "TEAM", "scopeRef": "user-7", "title": "Team mood",
-            "summary": f"Morale is fine; {w0} retro on Friday.", "importance": 3,
+            "scope": "TEAM",
+            "scopeRef": "user-7",
+            "title": "Team mood",
+            "summary": f"Morale is fine; {w0} retro on Friday.",
+            "importance": 3,
         },
-    ]  # fmt: skip
+    ]
 
 
 async def _fold(
@@ -207,11 +231,15 @@ async def _fold(
         entry = await insert_entry(
             conn,
             EntryIn(
-                scope=Scope.ENTITY, scope_ref="acct-42", title=f"Acme calls 2020 {words[0]}",
-                summary=f"Acme call history; {words[-1]}.", tags=["roas"], importance=4,
+                scope=Scope.ENTITY,
+                scope_ref="acct-42",
+                title=f"Acme calls 2020 {words[0]}",
+                summary=f"Acme call history; {words[-1]}.",
+                tags=["roas"],
+                importance=4,
                 source=EntrySource.COMPACTOR,
             ),
-        )  # fmt: skip
+        )
         await conn.execute(
             insert(entry_sources_table),
             [{"entry_id": entry.id, "event_id": e, "position": i} for i, e in enumerate(event_ids)],
@@ -254,7 +282,7 @@ async def _seed(api: Api, container: Container, words: list[str], prefix: str) -
                 "body": f"Old Acme call {i}: {words[i % 2]}.",
             }
             for i in range(1, 4)
-        ]  # fmt: skip
+        ]
     )
     ids |= {e["id"] for e in old}
     ids.add(await _fold(container, api.tenant.id, [e["id"] for e in old], words))
@@ -271,18 +299,26 @@ async def world(container: Container, client: httpx.AsyncClient) -> World:
     b_ids = await _seed(b, container, B_WORDS, "b")
     # What only B holds: an event and an entry under a scope ref and tag A never uses.
     b_only_input = {
-        "scope": "ENTITY", "scopeRef": B_ONLY_REF, "kind": "decision",
-        "source": "b-source-system", "sourceRef": "b-msg-0002",
-        "idempotencyKey": "b-idem-only", "occurredAt": "2021-03-04T05:06:07Z",
+        "scope": "ENTITY",
+        "scopeRef": B_ONLY_REF,
+        "kind": "decision",
+        "source": "b-source-system",
+        "sourceRef": "b-msg-0002",
+        "idempotencyKey": "b-idem-only",
+        "occurredAt": "2021-03-04T05:06:07Z",
         "body": f"The {B_WORDS[2]} {B_WORDS[3]} {B_WORDS[4]} pricing was decided for Acme.",
-    }  # fmt: skip
+    }
     b_only = await b.append(**b_only_input)
     b_ids.add(b_only["event"]["id"])
     b_entry = await b.create(
-        scope="ENTITY", scopeRef=B_ONLY_REF, title=f"Secret plan {B_WORDS[3]}",
-        summary=f"Acme ROAS pricing, {B_WORDS[2]} {B_WORDS[4]}.", tags=["roas", B_ONLY_TAG],
-        importance=5, source="EMAIL",
-    )  # fmt: skip
+        scope="ENTITY",
+        scopeRef=B_ONLY_REF,
+        title=f"Secret plan {B_WORDS[3]}",
+        summary=f"Acme ROAS pricing, {B_WORDS[2]} {B_WORDS[4]}.",
+        tags=["roas", B_ONLY_TAG],
+        importance=5,
+        source="EMAIL",
+    )
     b_ids.add(b_entry["id"])
     # Updated once, so B's data holds a version other than 1.
     bumped = await b.data(UPDATE, {"id": b_entry["id"], "input": {"importance": 4}})
@@ -515,9 +551,12 @@ async def test_b_idempotency_keys_append_new_events_in_a(world: World) -> None:
 
 async def test_a_writes_never_land_in_b(world: World) -> None:
     mine = await world.a.create(
-        scope="ENTITY", scopeRef=B_ONLY_REF, title="A's note", tags=[B_ONLY_TAG],
+        scope="ENTITY",
+        scopeRef=B_ONLY_REF,
+        title="A's note",
+        tags=[B_ONLY_TAG],
         summary=f"{A_WORDS[0]} on the same scope ref and tag B uses.",
-    )  # fmt: skip
+    )
     appended = await world.a.append(
         scope="ENTITY", scopeRef=B_ONLY_REF, kind="decision", body=f"{A_WORDS[1]} decision."
     )

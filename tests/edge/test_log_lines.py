@@ -73,8 +73,9 @@ def test_the_stderr_handler_puts_each_line_in_the_file(
 ) -> None:
     path = tmp_path / "log"
     file = path.open("wb", buffering=0 if raw else 8192)
-    stream = Counting(file, encoding="utf-8", line_buffering=line_buffering,
-                      write_through=write_through)  # fmt: skip
+    stream = Counting(
+        file, encoding="utf-8", line_buffering=line_buffering, write_through=write_through
+    )
     handler = logs.StderrHandler(stream)
     handler.setFormatter(logs.TextFormatter(fmt=logs.TEXT_FORMAT))
     Counting.flushes = 0
@@ -95,6 +96,11 @@ def test_the_configured_handler_is_the_stderr_handler() -> None:
     # What makes it skip the flush in the services: their stderr (a file or a pipe here).
     probe = "import sys; from app import logs; print(logs._writes_through(sys.stderr))"
     with tempfile.TemporaryFile() as err:
-        out = subprocess.run([sys.executable, "-c", probe], stderr=err, stdout=subprocess.PIPE,
-                             check=True, cwd=Path(logs.__file__).parent.parent)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", probe],
+            stderr=err,
+            stdout=subprocess.PIPE,
+            check=True,
+            cwd=Path(logs.__file__).parent.parent,
+        )
     assert out.stdout.strip() == b"True"

@@ -11,8 +11,25 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from app import metrics
 from app.edge.observe import HttpMetrics, _Series
 
-TIMES = [0.0, 1e-9, 0.004, 0.005, 0.0050001, 0.01, 0.3, 0.75, 1.0, 7.5, 9.99, 10.0, 10.5,
-         1e9, math.inf, -1.0, math.nan]  # fmt: skip
+TIMES = [
+    0.0,
+    1e-9,
+    0.004,
+    0.005,
+    0.0050001,
+    0.01,
+    0.3,
+    0.75,
+    1.0,
+    7.5,
+    9.99,
+    10.0,
+    10.5,
+    1e9,
+    math.inf,
+    -1.0,
+    math.nan,
+]
 
 
 def pair(registry: CollectorRegistry, prefix: str) -> tuple[Counter, Histogram]:
@@ -71,6 +88,13 @@ def test_an_operation_name_seen_before_keeps_its_label(monkeypatch: pytest.Monke
     monkeypatch.setattr(metrics, "_names", set())
     monkeypatch.setattr(metrics, "MAX_OPERATION_NAMES", 2)
     assert [metrics.operation_label(n) for n in ["A", "B", "C", "A", "B", "C", "x" * 80]] == [
-        "A", "B", "other", "A", "B", "other", "other"]  # fmt: skip
+        "A",
+        "B",
+        "other",
+        "A",
+        "B",
+        "other",
+        "other",
+    ]
     monkeypatch.setattr(metrics, "_names", set())
     assert metrics.operation_label("y" * 80) == "y" * 64 == metrics.operation_label("y" * 70)

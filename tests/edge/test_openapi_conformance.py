@@ -65,12 +65,27 @@ def test_schemathesis_finds_no_failure_on_a_real_server(tmp_path: Path) -> None:
         report = tmp_path / "junit.xml"
         done = subprocess.run(
             [
-                str(ST), "run", f"{url}/openapi.json", "-H", f"Authorization: Bearer {key}",
-                "--max-examples", str(MAX_EXAMPLES), "--workers", "2", "--seed", "1",
-                "--report", "junit", "--report-junit-path", str(report),
+                str(ST),
+                "run",
+                f"{url}/openapi.json",
+                "-H",
+                f"Authorization: Bearer {key}",
+                "--max-examples",
+                str(MAX_EXAMPLES),
+                "--workers",
+                "2",
+                "--seed",
+                "1",
+                "--report",
+                "junit",
+                "--report-junit-path",
+                str(report),
             ],
-            cwd=tmp_path, capture_output=True, text=True, timeout=1500,
-        )  # fmt: skip
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=1500,
+        )
     output = done.stdout + done.stderr
     assert report.exists(), output
     failures = [

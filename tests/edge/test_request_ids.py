@@ -40,9 +40,10 @@ async def test_masked_errors_carry_the_request_id(
 
     monkeypatch.setattr(entries, "get_entry", boom)
     r = await client.post(
-        "/graphql", json={"query": '{ memoryEntry(id: "mem_x") { id } }'},
+        "/graphql",
+        json={"query": '{ memoryEntry(id: "mem_x") { id } }'},
         headers={**tenant.headers, "X-Request-Id": "trace-43"},
-    )  # fmt: skip
+    )
     [error] = r.json()["errors"]
     assert error["message"] == "Internal server error" and "secret" not in r.text
     assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR", "requestId": "trace-43"}
@@ -50,9 +51,11 @@ async def test_masked_errors_carry_the_request_id(
 
 @pytest.mark.sqlite_only  # a corrupt file; PostgreSQL's faults: tests/storage/test_postgres.py
 async def test_a_tenant_whose_database_fails_gets_json_500_others_unaffected(
-    client: httpx.AsyncClient, container: Container, monkeypatch: pytest.MonkeyPatch,
+    client: httpx.AsyncClient,
+    container: Container,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     broken = await make_tenant(container, "broken")
     fine = await make_tenant(container, "fine")
     await container.tenants.aclose()  # nothing cached: the next request opens the file
@@ -88,9 +91,13 @@ async def test_rest_internal_errors_are_problem_json(
 
 @pytest.mark.parametrize(
     ("method", "path", "status", "route"),
-    [("PUT", "/graphql", 405, "/graphql"), ("DELETE", "/graphql", 405, "/graphql"),
-     ("POST", "/healthz", 405, "/healthz"), ("GET", "/nowhere", 404, "unmatched")],
-)  # fmt: skip
+    [
+        ("PUT", "/graphql", 405, "/graphql"),
+        ("DELETE", "/graphql", 405, "/graphql"),
+        ("POST", "/healthz", 405, "/healthz"),
+        ("GET", "/nowhere", 404, "unmatched"),
+    ],
+)
 async def test_starlettes_own_404_and_405_carry_the_request_id_logged_and_counted(
     container: Container, method: str, path: str, status: int, route: str
 ) -> None:

@@ -25,13 +25,31 @@ ENTRY = {
     "tags": ["decision", "roas"],
 }
 ENTRY_KEYS = {
-    "id", "scope", "scopeRef", "title", "summary", "tags", "importance", "source",
-    "createdAt", "updatedAt", "version",
-}  # fmt: skip
+    "id",
+    "scope",
+    "scopeRef",
+    "title",
+    "summary",
+    "tags",
+    "importance",
+    "source",
+    "createdAt",
+    "updatedAt",
+    "version",
+}
 EVENT_KEYS = {
-    "id", "scope", "scopeRef", "kind", "body", "source", "sourceRef", "occurredAt",
-    "recordedAt", "compressedAt", "compressedInto",
-}  # fmt: skip
+    "id",
+    "scope",
+    "scopeRef",
+    "kind",
+    "body",
+    "source",
+    "sourceRef",
+    "occurredAt",
+    "recordedAt",
+    "compressedAt",
+    "compressedInto",
+}
 
 
 def problem(

@@ -28,27 +28,45 @@ from tests.conftest import TenantFixture
 
 AT = datetime(2026, 3, 4, 5, 6, 7, 89, tzinfo=UTC)
 BASE = Event(
-    id="evt_01jdx0v7c2k9m5ht0q3b2a1xyz", scope=Scope.ENTITY, scope_ref="ent_acme",
-    kind="decision", body="Acme approved the budget.", source="inbox", source_ref="msg_1",
-    occurred_at=AT, recorded_at=AT, compressed_at=None, compressed_into=None,
+    id="evt_01jdx0v7c2k9m5ht0q3b2a1xyz",
+    scope=Scope.ENTITY,
+    scope_ref="ent_acme",
+    kind="decision",
+    body="Acme approved the budget.",
+    source="inbox",
+    source_ref="msg_1",
+    occurred_at=AT,
+    recorded_at=AT,
+    compressed_at=None,
+    compressed_into=None,
     idempotency_key=None,
-)  # fmt: skip
+)
 PLUS_2 = timezone(timedelta(hours=2))
 EVENTS = [
     BASE,
     replace(BASE, scope=Scope.INSTITUTIONAL, scope_ref=None, source=None, source_ref=None),
     *(replace(BASE, scope=s) for s in Scope),
     replace(BASE, compressed_at=AT + timedelta(days=1), compressed_into="mem_01abc"),
-    replace(BASE, body='unicode: é 日本 🙂 \u2028 "quoted" back\\slash\ttab\nnewline \x00\x1f',
-            kind="call_summary", source="ünï", source_ref="ref \"x\"",
-            scope_ref="ent_ø", idempotency_key="key-1"),  # fmt: skip
+    replace(
+        BASE,
+        body='unicode: é 日本 🙂 \u2028 "quoted" back\\slash\ttab\nnewline \x00\x1f',
+        kind="call_summary",
+        source="ünï",
+        source_ref='ref "x"',
+        scope_ref="ent_ø",
+        idempotency_key="key-1",
+    ),
     replace(BASE, body=""),
-    replace(BASE, occurred_at=AT.replace(microsecond=0),
-            recorded_at=AT.replace(microsecond=120000)),
-    replace(BASE, occurred_at=datetime(1970, 1, 1, tzinfo=UTC),
-            recorded_at=datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+    replace(
+        BASE, occurred_at=AT.replace(microsecond=0), recorded_at=AT.replace(microsecond=120000)
+    ),
+    replace(
+        BASE,
+        occurred_at=datetime(1970, 1, 1, tzinfo=UTC),
+        recorded_at=datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    ),
     replace(BASE, occurred_at=AT.replace(tzinfo=timezone(timedelta(0)))),
-]  # fmt: skip
+]
 
 
 def model_json(e: Event) -> bytes:
@@ -172,13 +190,21 @@ async def test_http_pages_answer_the_dump_of_the_stored_events(
             db, EntryIn(scope=Scope.ENTITY, scope_ref="ent_acme", title="t", summary="s")
         )
         t0 = datetime(2026, 1, 1, tzinfo=UTC)
-        appended = await events.append_events(db, [
-            EventIn(scope=Scope.ENTITY, scope_ref="ent_acme", kind="decision",
-                    body=f"é {i} 🙂 \"q\"" if i % 2 else f"plain {i}",
-                    source=None if i % 3 else "inbox", source_ref=None if i % 4 else f"r{i}",
-                    occurred_at=t0 + timedelta(minutes=i, microseconds=i % 2 * 1234))
-            for i in range(7)
-        ])  # fmt: skip
+        appended = await events.append_events(
+            db,
+            [
+                EventIn(
+                    scope=Scope.ENTITY,
+                    scope_ref="ent_acme",
+                    kind="decision",
+                    body=f'é {i} 🙂 "q"' if i % 2 else f"plain {i}",
+                    source=None if i % 3 else "inbox",
+                    source_ref=None if i % 4 else f"r{i}",
+                    occurred_at=t0 + timedelta(minutes=i, microseconds=i % 2 * 1234),
+                )
+                for i in range(7)
+            ],
+        )
         async with write_transaction(db.engine) as conn:
             await conn.execute(
                 update(ev_t)
@@ -190,13 +216,17 @@ async def test_http_pages_answer_the_dump_of_the_stored_events(
         after = None
         while True:
             page = await events.list_events(
-                db, EventFilter(scope=Scope.ENTITY, scope_ref="ent_acme"),
-                first=page_size, after=after,
-            )  # fmt: skip
-            expected.append((
-                [orjson.loads(model_json(e.node)) for e in page.edges],
-                page.end_cursor if page.has_next_page else None,
-            ))  # fmt: skip
+                db,
+                EventFilter(scope=Scope.ENTITY, scope_ref="ent_acme"),
+                first=page_size,
+                after=after,
+            )
+            expected.append(
+                (
+                    [orjson.loads(model_json(e.node)) for e in page.edges],
+                    page.end_cursor if page.has_next_page else None,
+                )
+            )
             if not page.has_next_page:
                 break
             after = page.end_cursor
@@ -207,9 +237,10 @@ async def test_http_pages_answer_the_dump_of_the_stored_events(
     while True:
         params = {"scope": "entity", "scopeRef": "ent_acme", "limit": page_size}
         r = await client.get(
-            "/memory/events", params={**params, **({"cursor": cursor} if cursor else {})},
+            "/memory/events",
+            params={**params, **({"cursor": cursor} if cursor else {})},
             headers=tenant.headers,
-        )  # fmt: skip
+        )
         assert r.status_code == 200, r.text
         body = r.json()
         got.append((body["items"], body["nextCursor"]))
@@ -222,8 +253,13 @@ async def test_http_pages_answer_the_dump_of_the_stored_events(
 async def test_append_answers_the_dump_of_the_stored_event(
     client: httpx.AsyncClient, container: Container, tenant: TenantFixture
 ) -> None:
-    one = {"scope": "entity", "scopeRef": "ent_é", "kind": "decision", "body": "b 🙂",
-           "occurredAt": "2026-03-01T10:00:00.5+02:00"}  # fmt: skip
+    one = {
+        "scope": "entity",
+        "scopeRef": "ent_é",
+        "kind": "decision",
+        "body": "b 🙂",
+        "occurredAt": "2026-03-01T10:00:00.5+02:00",
+    }
     r = await client.post("/memory/events", json=one, headers=tenant.headers)
     assert r.status_code == 201, r.text
     batch = [{**one, "body": "x", "sourceRef": "s"}, {**one, "occurredAt": None}]

@@ -24,9 +24,16 @@ async def seed(client: httpx.AsyncClient, t: TenantFixture, word: str) -> None:
             "importance": 5,
         },
     )
-    await client.post("/memory/events", headers=t.headers, json={
-        "scope": "entity", "scopeRef": "ent_acme", "kind": "call_summary",
-        "body": f"{word} call: client happy with the new creatives."})  # fmt: skip
+    await client.post(
+        "/memory/events",
+        headers=t.headers,
+        json={
+            "scope": "entity",
+            "scopeRef": "ent_acme",
+            "kind": "call_summary",
+            "body": f"{word} call: client happy with the new creatives.",
+        },
+    )
 
 
 async def test_context_route_matches_graphql_and_stays_in_tenant(
@@ -59,8 +66,11 @@ async def test_context_route_errors(client: httpx.AsyncClient, tenant: TenantFix
     r = await client.get("/memory/context", params={"scope": "entity"}, headers=tenant.headers)
     assert r.status_code in (400, 422) and r.headers["content-type"] == "application/problem+json"
     assert r.json()["errors"][0]["field"] == "scopeRef"
-    r = await client.get("/memory/context", params={"scope": "entity", "scopeRef": "e",
-                         "maxTokens": "10"}, headers=tenant.headers)  # fmt: skip
+    r = await client.get(
+        "/memory/context",
+        params={"scope": "entity", "scopeRef": "e", "maxTokens": "10"},
+        headers=tenant.headers,
+    )
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "maxTokens"
     r = await client.get("/memory/context", params={"scope": "entity", "scopeRef": "e"})
     assert r.status_code == 401
@@ -71,11 +81,16 @@ async def test_kinds_left_out_or_kept_alike_on_rest_graphql_and_mcp(
 ) -> None:
     """An agent leaves out its own verbose turns (excludeKind) or keeps one kind (kind):
     REST, GraphQL and the MCP tool's arguments reach the same loader the same way."""
-    for kind, body in [("user_turn", "Zephyr budget is $40k."),
-                       ("assistant_turn", "Zephyr budget noted; here is a long plan..."),
-                       ("call_summary", "Zephyr call: budget confirmed.")]:  # fmt: skip
-        r = await client.post("/memory/events", headers=tenant.headers, json={
-            "scope": "entity", "scopeRef": "ent_acme", "kind": kind, "body": body})  # fmt: skip
+    for kind, body in [
+        ("user_turn", "Zephyr budget is $40k."),
+        ("assistant_turn", "Zephyr budget noted; here is a long plan..."),
+        ("call_summary", "Zephyr call: budget confirmed."),
+    ]:
+        r = await client.post(
+            "/memory/events",
+            headers=tenant.headers,
+            json={"scope": "entity", "scopeRef": "ent_acme", "kind": kind, "body": body},
+        )
         assert r.status_code == 201, r.text
     base: dict[str, str | list[str]] = {
         "scope": "entity",
@@ -86,21 +101,31 @@ async def test_kinds_left_out_or_kept_alike_on_rest_graphql_and_mcp(
     async def rest_kinds(params: dict[str, str | list[str]]) -> set[str]:
         r = await client.get("/memory/context", params=base | params, headers=tenant.headers)
         assert r.status_code == 200, r.text
-        return {line.split(" · ")[0][4:] for line in r.json()["markdown"].splitlines()
-                if line.startswith("### ")}  # fmt: skip
+        return {
+            line.split(" · ")[0][4:]
+            for line in r.json()["markdown"].splitlines()
+            if line.startswith("### ")
+        }
 
     assert await rest_kinds({"excludeKind": "assistant_turn"}) == {"user_turn", "call_summary"}
-    assert await rest_kinds({"kind": ["user_turn", "call_summary"],
-                             "excludeKind": "call_summary"}) == {"user_turn"}  # fmt: skip
+    assert await rest_kinds(
+        {"kind": ["user_turn", "call_summary"], "excludeKind": "call_summary"}
+    ) == {"user_turn"}
     query = """query($k: [String!], $x: [String!]) { memoryContext(scope: ENTITY,
       scopeRef: "ent_acme", query: "Zephyr budget", kinds: $k, excludeKinds: $x) {
       markdown events { id } } }"""
-    g = await client.post("/graphql", headers=tenant.headers,
-                          json={"query": query, "variables": {"x": ["assistant_turn"]}})  # fmt: skip
+    g = await client.post(
+        "/graphql",
+        headers=tenant.headers,
+        json={"query": query, "variables": {"x": ["assistant_turn"]}},
+    )
     got = g.json()["data"]["memoryContext"]
     assert len(got["events"]) == 2 and "long plan" not in got["markdown"]
-    over = await client.get("/memory/context", headers=tenant.headers,
-                            params=base | {"excludeKind": [f"k{i}" for i in range(101)]})  # fmt: skip
+    over = await client.get(
+        "/memory/context",
+        headers=tenant.headers,
+        params=base | {"excludeKind": [f"k{i}" for i in range(101)]},
+    )
     assert over.status_code in (400, 413, 422), over.text
     assert over.json()["errors"][0]["field"] == "excludeKind"
     mcp = RecallArgs.model_validate({**base, "excludeKinds": ["assistant_turn"], "kinds": None})

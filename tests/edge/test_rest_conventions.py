@@ -129,17 +129,37 @@ def test_an_event_is_read_at_its_location(
     ("method", "url", "body", "given", "meant"),
     [
         ("POST", "/memory", ENTRY | {"scope_ref": "x"}, "scope_ref", "scopeRef"),
-        ("POST", "/memory/events", EVENT | {"occurred_at": "2026-01-01T00:00:00Z"},
-         "occurred_at", "occurredAt"),
-        ("POST", "/memory/events", [EVENT | {"idempotency_key": "k"}], "0.idempotency_key",
-         "idempotencyKey"),
+        (
+            "POST",
+            "/memory/events",
+            EVENT | {"occurred_at": "2026-01-01T00:00:00Z"},
+            "occurred_at",
+            "occurredAt",
+        ),
+        (
+            "POST",
+            "/memory/events",
+            [EVENT | {"idempotency_key": "k"}],
+            "0.idempotency_key",
+            "idempotencyKey",
+        ),
         ("GET", "/memory?scope_ref=x", None, "scope_ref", "scopeRef"),
-        ("GET", "/memory/events?occurred_after=2026-01-01T00:00:00Z", None, "occurred_after",
-         "occurredAfter"),
-        ("GET", "/memory/context?scope=institutional&max_tokens=300", None, "max_tokens",
-         "maxTokens"),
+        (
+            "GET",
+            "/memory/events?occurred_after=2026-01-01T00:00:00Z",
+            None,
+            "occurred_after",
+            "occurredAfter",
+        ),
+        (
+            "GET",
+            "/memory/context?scope=institutional&max_tokens=300",
+            None,
+            "max_tokens",
+            "maxTokens",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_snake_case_name_gets_did_you_mean(
     api: httpx.Client, method: str, url: str, body: Any, given: str, meant: str
 ) -> None:

@@ -33,8 +33,11 @@ async def seed(client: httpx.AsyncClient, t: TenantFixture, word: str, n: int = 
     batch = [{**ACME, "kind": "decision", "body": f"{word} decision {i}."} for i in range(n)]
     r = await client.post("/memory/events", headers=t.headers, json=batch)
     assert r.status_code == 201, r.text
-    r = await client.post("/memory", headers=t.headers, json={
-        **ACME, "title": f"{word} ROAS target", "summary": f"{word} agreed on 4.0."})  # fmt: skip
+    r = await client.post(
+        "/memory",
+        headers=t.headers,
+        json={**ACME, "title": f"{word} ROAS target", "summary": f"{word} agreed on 4.0."},
+    )
     assert r.status_code == 201, r.text
 
 
@@ -63,8 +66,9 @@ async def test_a_subject_export_streams_this_tenants_data_only(
     r = await client.get("/memory/export", params=ACME, headers=other.headers)
     assert "Quokka" in r.text and "Zephyr" not in r.text
     # A subject with no data: a valid, empty export.
-    r = await client.get("/memory/export", params={**ACME, "scopeRef": "ent_none"},
-                         headers=tenant.headers)  # fmt: skip
+    r = await client.get(
+        "/memory/export", params={**ACME, "scopeRef": "ent_none"}, headers=tenant.headers
+    )
     assert parse(r.content)[2]["counts"] == {
         "entry": 0,
         "event": 0,
@@ -108,8 +112,17 @@ def server(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
 
     key = asyncio.run(make())
     url = f"http://127.0.0.1:{free_port()}"
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-            "--host", "127.0.0.1", "--port", url.rsplit(":", 1)[1]]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "app.main:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        url.rsplit(":", 1)[1],
+    ]
     env = clean_env(JET_DATA_DIR=str(data_dir), JET_GRAPHIQL="false", PYTHONPATH=str(ROOT))
     log = tmp_path / "server.log"
     with serving(argv, url=url, env=env, cwd=tmp_path, log=log, startup_seconds=90):
@@ -124,8 +137,10 @@ async def test_a_real_server_streams_pages_and_the_file_imports(
     headers = {"Authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as api:
         for start in range(0, 2500, 1000):
-            batch = [{**ACME, "kind": "decision", "body": f"Decision {i}."}
-                     for i in range(start, min(start + 1000, 2500))]  # fmt: skip
+            batch = [
+                {**ACME, "kind": "decision", "body": f"Decision {i}."}
+                for i in range(start, min(start + 1000, 2500))
+            ]
             assert (await api.post("/memory/events", json=batch)).status_code == 201
         chunks: list[bytes] = []
         async with api.stream("GET", "/memory/export", params=ACME) as r:

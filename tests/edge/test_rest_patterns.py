@@ -62,8 +62,11 @@ def test_the_documents_patterns_read_as_ecma_262_accept_what_the_services_accept
     done = subprocess.run(
         [node, "-e", NODE],
         input=json.dumps({"patterns": _patterns(), "samples": SAMPLES}),
-        capture_output=True, text=True, check=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     matched: dict[str, list[bool]] = json.loads(done.stdout)
     disagree = {
         field: [s for s, m in zip(SAMPLES, matched[field], strict=True) if m != _accepted(field, s)]

@@ -24,8 +24,13 @@ class StarlettesOwn(JSONResponse):
         return dumps(content)
 
 
-HEADERS = [None, {}, {"Location": "/memory/x", "ETag": '"3"'}, {"Content-Type": "text/plain"},
-           {"content-length": "1"}]  # fmt: skip
+HEADERS = [
+    None,
+    {},
+    {"Location": "/memory/x", "ETag": '"3"'},
+    {"Content-Type": "text/plain"},
+    {"content-length": "1"},
+]
 
 
 @pytest.mark.parametrize("status", [200, 201, 204, 304, 101, 404, 500])
@@ -88,9 +93,13 @@ async def test_an_append_reads_the_first_of_repeated_headers(
     client: httpx.AsyncClient, tenant: TenantFixture
 ) -> None:
     event = b'{"scope":"entity","scopeRef":"a","kind":"k","body":"b"}'
-    headers = [(b"authorization", f"Bearer {tenant.key}".encode()),
-               (b"content-type", b"application/json"), (b"content-type", b"text/plain"),
-               (b"idempotency-key", b"first"), (b"idempotency-key", b"second")]  # fmt: skip
+    headers = [
+        (b"authorization", f"Bearer {tenant.key}".encode()),
+        (b"content-type", b"application/json"),
+        (b"content-type", b"text/plain"),
+        (b"idempotency-key", b"first"),
+        (b"idempotency-key", b"second"),
+    ]
     r = await client.post("/memory/events", content=event, headers=headers)
     assert r.status_code == 201
     again = await client.post("/memory/events", content=event, headers=headers)

@@ -15,8 +15,9 @@ SCOPES = """query($first: Int, $after: String, $scope: MemoryScope) {
 
 
 async def post(client: httpx.AsyncClient, t: TenantFixture, query: str, **variables: Any) -> Any:
-    r = await client.post("/graphql", json={"query": query, "variables": variables},
-                          headers=t.headers)  # fmt: skip
+    r = await client.post(
+        "/graphql", json={"query": query, "variables": variables}, headers=t.headers
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -55,11 +56,15 @@ async def test_each_tenant_sees_only_its_own_scopes(
     first = r.json()
     assert [i["scopeRef"] for i in first["items"]] == ["ent_a", "ent_b"]
     assert first["items"][0] == {
-        "scope": "entity", "scopeRef": "ent_a", "eventCount": 2, "entryCount": 0,
+        "scope": "entity",
+        "scopeRef": "ent_a",
+        "eventCount": 2,
+        "entryCount": 0,
         "lastActivityAt": nodes[0]["lastActivityAt"],
-    }  # fmt: skip
-    r = await client.get(f"/memory/scopes?limit=2&cursor={first['nextCursor']}",
-                         headers=tenant.headers)  # fmt: skip
+    }
+    r = await client.get(
+        f"/memory/scopes?limit=2&cursor={first['nextCursor']}", headers=tenant.headers
+    )
     assert [i["scopeRef"] for i in r.json()["items"]] == ["usr_1"]
     assert r.json()["nextCursor"] is None
     r = await client.get("/memory/scopes?scope=TEAM", headers=other.headers)

@@ -35,16 +35,22 @@ def clients(
         for title, summary, tags in ENTRIES:
             r = api.post(
                 "/memory",
-                json={"scope": "entity", "scopeRef": "ent_acme", "title": title,
-                      "summary": summary, "tags": tags},
-            )  # fmt: skip
+                json={
+                    "scope": "entity",
+                    "scopeRef": "ent_acme",
+                    "title": title,
+                    "summary": summary,
+                    "tags": tags,
+                },
+            )
             assert r.status_code == 201, r.text
         yield api, other
 
 
 def gql(client: httpx.Client, search: str, min_score: float | None = None) -> dict[str, Any]:
-    r = client.post("/graphql", json={"query": QUERY, "variables": {"search": search,
-                                                                    "min": min_score}})  # fmt: skip
+    r = client.post(
+        "/graphql", json={"query": QUERY, "variables": {"search": search, "min": min_score}}
+    )
     body: dict[str, Any] = r.json()
     assert r.status_code == 200 and "errors" not in body, body
     return dict(body["data"]["memoryEntries"])

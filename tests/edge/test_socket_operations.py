@@ -40,10 +40,13 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path, database_url: str |
     """conftest's, with the GraphQL fast path on and off, revocation immediate (no auth
     cache) and webhooks allowed to loopback."""
     return Settings(  # type: ignore[call-arg]
-        _env_file=None, data_dir=tmp_path / "data", database_url=database_url,
-        graphql_fast_path=request.param, auth_cache_seconds=0,
+        _env_file=None,
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        graphql_fast_path=request.param,
+        auth_cache_seconds=0,
         webhook_allowed_networks="127.0.0.1/32",
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -63,13 +66,16 @@ async def over_http(
 ) -> dict[str, Any]:
     """POST /graphql's answer, in the socket's shape: the body, or {"error": errors} for a
     request error (no data: parse, validation, variables)."""
-    r = await http.post("/graphql", json={"query": query, "variables": variables or {}},
-                        headers=t.headers)  # fmt: skip
+    r = await http.post(
+        "/graphql", json={"query": query, "variables": variables or {}}, headers=t.headers
+    )
     assert r.status_code == 200, r.text
     body: dict[str, Any] = r.json()
-    return {"error": body["errors"]} if body.get("data") is None and all(
-        "path" not in e for e in body.get("errors", [])
-    ) else body  # fmt: skip
+    return (
+        {"error": body["errors"]}
+        if body.get("data") is None and all("path" not in e for e in body.get("errors", []))
+        else body
+    )
 
 
 def without_request_ids(answer: Any) -> Any:
@@ -119,12 +125,19 @@ async def test_every_kind_of_operation_answers_over_the_socket_as_over_http(
         assert made["data"]["createMemoryEntry"]["errors"] == []
         listed = await both(socket, http, tenant, ENTRIES, {"first": 5})
         [edge] = listed["data"]["memoryEntries"]["edges"]
-        assert edge["node"] == {"id": made["data"]["createMemoryEntry"]["entry"]["id"],
-                                "title": "Renewal"}  # fmt: skip
+        assert edge["node"] == {
+            "id": made["data"]["createMemoryEntry"]["entry"]["id"],
+            "title": "Renewal",
+        }
 
         # appendMemoryEvent: written to the key's tenant; HTTP replays the same event.
-        event = {"scope": "ENTITY", "scopeRef": "ent_acme", "kind": "note", "body": "hello",
-                 "idempotencyKey": "once"}  # fmt: skip
+        event = {
+            "scope": "ENTITY",
+            "scopeRef": "ent_acme",
+            "kind": "note",
+            "body": "hello",
+            "idempotencyKey": "once",
+        }
         appended = (await socket.execute(APPEND, {"input": event}))["data"]["appendMemoryEvent"]
         assert appended["errors"] == [] and appended["replayed"] is False
         replayed = (await over_http(http, tenant, APPEND, {"input": event}))["data"]
@@ -132,8 +145,12 @@ async def test_every_kind_of_operation_answers_over_the_socket_as_over_http(
 
         scopes = await both(socket, http, tenant, SCOPES)
         [scope] = [e["node"] for e in scopes["data"]["memoryScopes"]["edges"]]
-        assert scope == {"scope": "ENTITY", "scopeRef": "ent_acme", "eventCount": 1,
-                         "entryCount": 1}  # fmt: skip
+        assert scope == {
+            "scope": "ENTITY",
+            "scopeRef": "ent_acme",
+            "eventCount": 1,
+            "entryCount": 1,
+        }
 
         # createWebhookEndpoint over each transport, then the same list over both.
         hook = {"url": "http://127.0.0.1:9/hook", "types": ["entry.created"]}
@@ -142,8 +159,9 @@ async def test_every_kind_of_operation_answers_over_the_socket_as_over_http(
         assert created["data"]["createWebhookEndpoint"]["errors"] == []
         endpoints = await both(socket, http, tenant, ENDPOINTS)
         assert len(endpoints["data"]["webhookEndpoints"]) == 2
-        refused = await both(socket, http, tenant, CREATE_ENDPOINT,
-                             {"input": {"url": "http://10.0.0.1/hook"}})  # fmt: skip
+        refused = await both(
+            socket, http, tenant, CREATE_ENDPOINT, {"input": {"url": "http://10.0.0.1/hook"}}
+        )
         [error] = refused["data"]["createWebhookEndpoint"]["errors"]
         assert error["field"] == ["input", "url"]
 
@@ -159,10 +177,13 @@ REFUSED = [
     ("{ " + "...F " * 101 + "} fragment F on Query { __typename }", None, "spreads"),  # cost
     ("{ memoryEntries { edges { nope } } }", None, "Cannot query field 'nope'"),  # validation
     ("{ memoryEntries {", None, "Syntax Error"),  # parse
-    ("query($first: Int!) { memoryEvents(first: $first) { edges { cursor } } }",
-     {"first": "many"}, "Int cannot represent"),  # a variable's value
+    (
+        "query($first: Int!) { memoryEvents(first: $first) { edges { cursor } } }",
+        {"first": "many"},
+        "Int cannot represent",
+    ),  # a variable's value
     ("{ a } { b }", None, "must be the only defined operation"),  # two anonymous operations
-]  # fmt: skip
+]
 
 
 async def test_limits_cost_checks_and_request_errors_are_the_same_as_over_http(
@@ -202,9 +223,12 @@ async def test_limits_cost_checks_and_request_errors_are_the_same_as_over_http(
 
 
 async def test_an_unexpected_error_is_masked_and_logged_once_as_over_http(
-    base_url: str, http: httpx.AsyncClient, tenant: TenantFixture,
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+    base_url: str,
+    http: httpx.AsyncClient,
+    tenant: TenantFixture,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret detail of a bug")
 

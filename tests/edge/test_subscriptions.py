@@ -34,10 +34,13 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path, database_url: str |
     """conftest's, with small bounds: 2 sockets per key, 3 per process; idle after the
     test's parameter (seconds), else the default."""
     return Settings(  # type: ignore[call-arg]
-        _env_file=None, data_dir=tmp_path / "data", database_url=database_url,
-        websockets_per_key=2, websockets_per_process=3,
+        _env_file=None,
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        websockets_per_key=2,
+        websockets_per_process=3,
         websocket_idle_seconds=getattr(request, "param", 60),
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -63,8 +66,9 @@ async def test_sockets_past_the_per_key_cap_are_closed_with_1013(
         for _ in range(2):
             await held.enter_async_context(graphql_socket(base_url, tenant.key))
         async with graphql_socket(base_url) as third:
-            await third.send({"type": "connection_init",
-                              "payload": {"authorization": f"Bearer {tenant.key}"}})  # fmt: skip
+            await third.send(
+                {"type": "connection_init", "payload": {"authorization": f"Bearer {tenant.key}"}}
+            )
             code, reason = await third.closed()
         assert (code, reason) == (1013, "an API key holds at most 2 open websockets per server")
         # Another key has its own share.
@@ -116,9 +120,15 @@ async def test_a_socket_that_holds_nothing_is_closed_once_idle(
 
 @pytest.mark.parametrize(
     "message",
-    [5, [], "text", {"id": 1, "type": "subscribe", "payload": {"query": "{ a }"}},
-     {"id": "1", "type": "subscribe", "payload": "{ a }"}, {"id": "1", "type": "subscribe"}],
-)  # fmt: skip
+    [
+        5,
+        [],
+        "text",
+        {"id": 1, "type": "subscribe", "payload": {"query": "{ a }"}},
+        {"id": "1", "type": "subscribe", "payload": "{ a }"},
+        {"id": "1", "type": "subscribe"},
+    ],
+)
 async def test_a_malformed_message_closes_the_socket_with_4400(
     base_url: str, tenant: TenantFixture, message: object, no_errors: Any
 ) -> None:
@@ -157,16 +167,26 @@ async def test_a_client_that_leaves_while_an_answer_is_sent_is_no_error(
         event = EventIn(scope=Scope.ENTITY, scope_ref="ent_acme", kind="note", body="hello")
         await events.append_event(db, event)
     query, variables = ("{ __typename }", {}) if kind == "query" else (SUBSCRIBE, {"after": "0"})
-    client = LeavingClient([
-        {"type": "connection_init", "payload": {"authorization": f"Bearer {tenant.key}"}},
-        {"id": "1", "type": "subscribe", "payload": {"query": query, "variables": variables}},
-    ])  # fmt: skip
+    client = LeavingClient(
+        [
+            {"type": "connection_init", "payload": {"authorization": f"Bearer {tenant.key}"}},
+            {"id": "1", "type": "subscribe", "payload": {"query": query, "variables": variables}},
+        ]
+    )
     scope = {
-        "type": "websocket", "path": "/graphql", "raw_path": b"/graphql", "root_path": "",
-        "scheme": "ws", "query_string": b"", "headers": [], "client": ("127.0.0.1", 5555),
-        "server": ("127.0.0.1", 80), "subprotocols": ["graphql-transport-ws"],
-        "asgi": {"version": "3.0"}, "state": {},
-    }  # fmt: skip
+        "type": "websocket",
+        "path": "/graphql",
+        "raw_path": b"/graphql",
+        "root_path": "",
+        "scheme": "ws",
+        "query_string": b"",
+        "headers": [],
+        "client": ("127.0.0.1", 5555),
+        "server": ("127.0.0.1", 80),
+        "subprotocols": ["graphql-transport-ws"],
+        "asgi": {"version": "3.0"},
+        "state": {},
+    }
     app = create_app(container=container)
     await asyncio.wait_for(app(scope, client.receive, client.send), WAIT_SECONDS)
     assert [m["type"] for m in client.sent][:2] == ["websocket.accept", "websocket.send"]

@@ -31,8 +31,9 @@ from app.services import tenants
 from tests.conftest import TenantFixture, sample
 
 
-def bound(app: Callable[[Scope, Receive, Send], Awaitable[None]], container: Container,
-          **options: Any) -> GivenState:  # fmt: skip
+def bound(
+    app: Callable[[Scope, Receive, Send], Awaitable[None]], container: Container, **options: Any
+) -> GivenState:
     """TenantBound around `app`, each request given `container` as the lifespan would."""
     return GivenState(TenantBound(app, **options), {CONTAINER: container})
 
@@ -43,16 +44,30 @@ EVENT = b'{"scope":"entity","scopeRef":"a","kind":"k","body":"b"}'
 TRIVIAL = b'{"query":"{ __typename }"}'
 RANDOM_ID = re.compile(r"[0-9a-f]{32}")
 PROBLEM_413 = {
-    "type": "about:blank", "title": "Content Too Large", "status": 413,
+    "type": "about:blank",
+    "title": "Content Too Large",
+    "status": 413,
     "detail": f"the request body is over the limit of {LIMIT} bytes",
-    "errors": [{"field": None, "in": "body", "code": "TOO_LARGE",
-                "message": f"the request body is over the limit of {LIMIT} bytes"}],
-}  # fmt: skip
+    "errors": [
+        {
+            "field": None,
+            "in": "body",
+            "code": "TOO_LARGE",
+            "message": f"the request body is over the limit of {LIMIT} bytes",
+        }
+    ],
+}
 
 
 def graphql_413(request_id: str) -> dict[str, Any]:
-    return {"errors": [{"message": f"request body is over the limit of {LIMIT} bytes",
-                        "extensions": {"code": "TOO_LARGE", "requestId": request_id}}]}  # fmt: skip
+    return {
+        "errors": [
+            {
+                "message": f"request body is over the limit of {LIMIT} bytes",
+                "extensions": {"code": "TOO_LARGE", "requestId": request_id},
+            }
+        ]
+    }
 
 
 class Exchange:
@@ -99,11 +114,20 @@ async def exchange(
     messages: list[Message] = []
     pending = list(chunks)
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-        "scheme": "http", "path": root_path + path, "raw_path": (root_path + path).encode(),
-        "query_string": b"", "root_path": root_path, "headers": headers,
-        "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000), "state": {},
-    }  # fmt: skip
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": root_path + path,
+        "raw_path": (root_path + path).encode(),
+        "query_string": b"",
+        "root_path": root_path,
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
 
     async def receive() -> Message:
         if not pending:
@@ -154,9 +178,11 @@ async def test_graphql_a_declared_body_over_the_limit_is_413_before_the_key(
     r = await exchange(app, "/graphql", headers, [])
     assert r.status == 413 and r.json == graphql_413("t-1")
     data = json.dumps(graphql_413("t-1")).encode()
-    assert r.headers == [(b"content-type", b"application/json"),
-                         (b"content-length", str(len(data)).encode()),
-                         (b"x-request-id", b"t-1")]  # fmt: skip
+    assert r.headers == [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(data)).encode()),
+        (b"x-request-id", b"t-1"),
+    ]
     # Without a (sane) one of the client's, a new one.
     r = await exchange(app, "/graphql", headers[:-1], [])
     assert r.status == 413 and RANDOM_ID.fullmatch(r.header(b"x-request-id")[0].decode())
@@ -166,8 +192,12 @@ async def test_rest_a_declared_body_over_the_limit_is_a_413_problem_with_the_req
     container: Container, tenant: TenantFixture
 ) -> None:
     app = create_app(container=container)
-    headers = [*auth(tenant), *JSON, (b"content-length", str(LIMIT + 1).encode()),
-               (b"x-request-id", b"t-2")]  # fmt: skip
+    headers = [
+        *auth(tenant),
+        *JSON,
+        (b"content-length", str(LIMIT + 1).encode()),
+        (b"x-request-id", b"t-2"),
+    ]
     r = await exchange(app, "/memory/events", headers, [EVENT])
     assert r.status == 413 and r.json == {**PROBLEM_413, "requestId": "t-2"}
     assert [k for k, _ in r.headers] == [b"content-type", b"content-length", b"x-request-id"]
@@ -240,9 +270,12 @@ async def test_the_413_of_a_streamed_body_is_sent_within_the_request(
         await JSONResponse({})(scope, receive, send)
 
     app = bound(
-        reads, container, answers=replace(GRAPHQL_ANSWERS, too_large=too_large), limit=10,
+        reads,
+        container,
+        answers=replace(GRAPHQL_ANSWERS, too_large=too_large),
+        limit=10,
         limit_first=limit_first,
-    )  # fmt: skip
+    )
     r = await exchange(app, "/x", [*auth(tenant), (b"x-request-id", b"t-4")], [b"1" * 8, b"2" * 3])
     assert r.status == 413 and r.json == {"limit": 10}
     assert seen == [("t-4", tenant.id)] and r.header(b"x-request-id") == [b"t-4"]
@@ -262,18 +295,28 @@ async def test_the_first_sane_request_id_the_first_key_and_the_last_length_count
 ) -> None:
     app = create_app(container=container)
     body = EVENT if path == "/memory/events" else TRIVIAL
-    headers = [*JSON, (b"x-request-id", b"bad id"), *auth(tenant),
-               (b"authorization", b"Bearer jm_not-this-one"), (b"x-request-id", b"good-1"),
-               (b"x-request-id", b"good-2"), (b"content-length", str(LIMIT + 1).encode()),
-               (b"content-length", str(len(body)).encode())]  # fmt: skip
+    headers = [
+        *JSON,
+        (b"x-request-id", b"bad id"),
+        *auth(tenant),
+        (b"authorization", b"Bearer jm_not-this-one"),
+        (b"x-request-id", b"good-1"),
+        (b"x-request-id", b"good-2"),
+        (b"content-length", str(LIMIT + 1).encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
     r = await exchange(app, path, headers, [body])
     assert r.status in (200, 201) and r.header(b"x-request-id") == [b"good-1"]
     # The first Authorization header decides, even when a later one would be valid.
     headers = [*JSON, (b"authorization", b"Bearer jm_nope"), *auth(tenant)]
     assert (await exchange(app, path, headers, [body])).status == 401
     # The last Content-Length decides whether the body is refused unread.
-    headers = [*auth(tenant), *JSON, (b"content-length", b"1"),
-               (b"content-length", str(LIMIT + 1).encode())]  # fmt: skip
+    headers = [
+        *auth(tenant),
+        *JSON,
+        (b"content-length", b"1"),
+        (b"content-length", str(LIMIT + 1).encode()),
+    ]
     assert (await exchange(app, path, headers, [body])).status == 413
     only_bad = [*auth(tenant), *JSON, (b"x-request-id", b"bad id")]
     r = await exchange(app, path, only_bad, [body])
@@ -320,9 +363,11 @@ async def test_the_request_id_is_added_once_with_or_without_a_root_path(
 
 @pytest.mark.parametrize("limit_first", [False, True])
 async def test_an_error_after_the_response_started_escapes_logged_and_contexts_reset(
-    container: Container, tenant: TenantFixture, limit_first: bool,
+    container: Container,
+    tenant: TenantFixture,
+    limit_first: bool,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     async def fails_late(scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": []})
         raise RuntimeError("late")
@@ -333,19 +378,23 @@ async def test_an_error_after_the_response_started_escapes_logged_and_contexts_r
     headers = [*auth(tenant), (b"x-request-id", b"t-7")]
     with caplog.at_level(logging.ERROR, logger="app.edge.auth"):
         late = await exchange(
-            bound(
-fails_late, container, limit=10, limit_first=limit_first), "/x",
-            headers, [],
-        )  # fmt: skip
+            bound(fails_late, container, limit=10, limit_first=limit_first),
+            "/x",
+            headers,
+            [],
+        )
         early = await exchange(
-            bound(
-fails_early, container, limit=10, limit_first=limit_first), "/x",
-            headers, [],
-        )  # fmt: skip
+            bound(fails_early, container, limit=10, limit_first=limit_first),
+            "/x",
+            headers,
+            [],
+        )
     assert isinstance(late.escaped, RuntimeError) and late.status == 200
     assert early.escaped is None and early.status == 500
     assert early.json["errors"][0]["extensions"] == {
-        "code": "INTERNAL_SERVER_ERROR", "requestId": "t-7"}  # fmt: skip
+        "code": "INTERNAL_SERVER_ERROR",
+        "requestId": "t-7",
+    }
     assert [r.getMessage() for r in caplog.records] == ["unhandled error (request t-7)"] * 2
     assert (request_id_var.get(), tenant_id_var.get()) == (None, None)
 
@@ -353,8 +402,10 @@ fails_early, container, limit=10, limit_first=limit_first), "/x",
 # ------------------------------------------------------------- a client that leaves
 
 GONE = "client disconnected before the body was read"
-APPEND_GQL = (b'{"query":"mutation { appendMemoryEvent(input: {scope: ENTITY, scopeRef: '
-              b'\\"a\\", kind: \\"k\\", body: \\"b\\"}) { event { id } } }"}')  # fmt: skip
+APPEND_GQL = (
+    b'{"query":"mutation { appendMemoryEvent(input: {scope: ENTITY, scopeRef: '
+    b'\\"a\\", kind: \\"k\\", body: \\"b\\"}) { event { id } } }"}'
+)
 EVENTS = b'{"query":"{ memoryEvents { edges { cursor } } }"}'
 
 
@@ -367,9 +418,14 @@ EVENTS = b'{"query":"{ memoryEvents { edges { cursor } } }"}'
 @pytest.mark.parametrize("whole", [False, True], ids=["10-bytes", "whole-json"])
 @pytest.mark.parametrize("root_path", ["", "/api"], ids=["direct", "stack"])
 async def test_a_client_that_leaves_before_its_body_arrived_is_a_499_and_stores_nothing(
-    container: Container, tenant: TenantFixture, caplog: pytest.LogCaptureFixture,
-    path: str, body: bytes, whole: bool, root_path: str,
-) -> None:  # fmt: skip
+    container: Container,
+    tenant: TenantFixture,
+    caplog: pytest.LogCaptureFixture,
+    path: str,
+    body: bytes,
+    whole: bool,
+    root_path: str,
+) -> None:
     """Not an error of ours: no traceback, one INFO line with the request id and tenant,
     no answer (nobody is left to read it), 499 in the metrics (not a 500)."""
     app = create_app(container=container)
@@ -377,14 +433,21 @@ async def test_a_client_that_leaves_before_its_body_arrived_is_a_499_and_stores_
     before = {s: sample("jet_http_requests_total", **series, status=s) for s in ("499", "500")}
     operation = {"operation": "anonymous", "type": "unknown", "status": "499"}
     operations = sample("jet_graphql_operations_total", **operation)
-    headers = [*auth(tenant), *JSON, (b"content-length", str(len(body) + 990).encode()),
-               (b"x-request-id", b"gone-1")]  # fmt: skip
+    headers = [
+        *auth(tenant),
+        *JSON,
+        (b"content-length", str(len(body) + 990).encode()),
+        (b"x-request-id", b"gone-1"),
+    ]
     with caplog.at_level(logging.DEBUG):
-        r = await exchange(app, path, headers, [body if whole else body[:10]],
-                           disconnect=True, root_path=root_path)  # fmt: skip
+        r = await exchange(
+            app, path, headers, [body if whole else body[:10]], disconnect=True, root_path=root_path
+        )
     assert r.escaped is None and r.messages == []
     assert [(s, sample("jet_http_requests_total", **series, status=s)) for s in before] == [
-        ("499", before["499"] + 1), ("500", before["500"])]  # fmt: skip
+        ("499", before["499"] + 1),
+        ("500", before["500"]),
+    ]
     assert sample("jet_graphql_operations_total", **operation) == operations  # none received
     assert not [rec for rec in caplog.records if rec.levelno >= logging.WARNING]
     [line] = [rec for rec in caplog.records if GONE in rec.getMessage()]
@@ -443,6 +506,7 @@ async def test_a_restarted_lifespan_is_served_with_its_new_container(settings: S
     for i in range(2):
         # The state a server would copy into each request's scope (GivenState does it here).
         async with app.router.lifespan_context(app) as state:
+            assert state is not None  # the app's lifespan yields its state
             served = GivenState(app, state)
             other = await build(settings)  # the same databases, another container
             try:

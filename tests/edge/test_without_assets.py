@@ -20,9 +20,10 @@ async def test_missing_assets_disable_only_graphiql(tmp_path: Path) -> None:
             page = await client.get("/graphql", headers={"accept": "text/html"})
             assert page.status_code == 503 and "make assets" in page.text
             r = await client.post(
-                "/graphql", json={"query": "{ memoryEvents { edges { cursor } } }"},
+                "/graphql",
+                json={"query": "{ memoryEvents { edges { cursor } } }"},
                 headers=tenant.headers,
-            )  # fmt: skip
+            )
             assert r.json() == {"data": {"memoryEvents": {"edges": []}}}
     finally:
         await container.aclose()

@@ -29,8 +29,13 @@ BODY_BYTES = 60_000  # under the 64 KiB event body limit
 
 
 def _event(key: str) -> dict[str, str]:
-    return {"scope": "entity", "scopeRef": "ent_full", "kind": "note",
-            "body": os.urandom(BODY_BYTES // 2).hex(), "idempotencyKey": key}  # fmt: skip
+    return {
+        "scope": "entity",
+        "scopeRef": "ent_full",
+        "kind": "note",
+        "body": os.urandom(BODY_BYTES // 2).hex(),
+        "idempotencyKey": key,
+    }
 
 
 def _stored_keys(path: Path) -> set[str]:
@@ -42,8 +47,11 @@ def _stored_keys(path: Path) -> set[str]:
 def _mount_tmpfs(mnt: Path) -> str | None:
     """Mount a 2 MB tmpfs at `mnt`; the reason when that is not permitted here."""
     mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(mnt)],
-                          capture_output=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(mnt)],
+        capture_output=True,
+        check=False,
+    )
     return None if done.returncode == 0 else done.stderr.decode().strip() or "mount failed"
 
 
@@ -139,11 +147,20 @@ async def test_disk_full_fails_the_write_cleanly(
         # Concurrent appends (they share group transactions) and a batch: all refused cleanly.
         keys = [f"during-{i}" for i in range(6)]
         answers = await asyncio.gather(
-            *(client.post("/memory/events", json=_event(k),
-                          headers={**full.headers, "X-Request-Id": f"full-{k}"}) for k in keys),
-            client.post("/memory/events", json=[_event(f"batch-{i}") for i in range(8)],
-                        headers=full.headers),
-        )  # fmt: skip
+            *(
+                client.post(
+                    "/memory/events",
+                    json=_event(k),
+                    headers={**full.headers, "X-Request-Id": f"full-{k}"},
+                )
+                for k in keys
+            ),
+            client.post(
+                "/memory/events",
+                json=[_event(f"batch-{i}") for i in range(8)],
+                headers=full.headers,
+            ),
+        )
         for key, r in zip([*keys, "batch"], answers, strict=True):
             if r.status_code == 201:  # a small write may still fit: then it must be stored
                 acked.add(key)
@@ -160,14 +177,19 @@ async def test_disk_full_fails_the_write_cleanly(
         assert refused, "nothing hit the full disk"
         gql = await client.post(
             "/graphql",
-            json={"query": 'mutation { appendMemoryEvent(input: {scope: ENTITY, scopeRef: "e", '
-                  f'kind: "k", body: "{"x" * 60_000}", idempotencyKey: "gql"}}) '
-                  "{ event { id } } }"},
+            json={
+                "query": 'mutation { appendMemoryEvent(input: {scope: ENTITY, scopeRef: "e", '
+                f'kind: "k", body: "{"x" * 60_000}", idempotencyKey: "gql"}}) '
+                "{ event { id } } }"
+            },
             headers={**full.headers, "X-Request-Id": "full-gql"},
-        )  # fmt: skip
+        )
         [error] = gql.json()["errors"]
-        assert error["extensions"] == {"code": "TENANT_DATABASE_FULL", "reason": "full",
-                                       "requestId": "full-gql"}  # fmt: skip
+        assert error["extensions"] == {
+            "code": "TENANT_DATABASE_FULL",
+            "reason": "full",
+            "requestId": "full-gql",
+        }
         refused.add("gql")
 
         # Reads of the full tenant and writes of another tenant go on meanwhile.

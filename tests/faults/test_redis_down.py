@@ -45,8 +45,19 @@ class RedisOnPort:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        args = [redis_server_executable(), "--bind", "127.0.0.1", "--port", str(self.port),
-                "--save", "", "--appendonly", "no", "--dir", str(self.data_dir)]  # fmt: skip
+        args = [
+            redis_server_executable(),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.data_dir),
+        ]
         with open(self.data_dir / "redis.log", "ab") as out:
             self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
@@ -86,8 +97,7 @@ def _wait_for(what: str, check: Callable[[], bool], seconds: float, log: Path) -
 @contextlib.contextmanager
 def process(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as out:
-        proc = subprocess.Popen(args, env=env, cwd=log.parent, stdout=out,
-                                stderr=subprocess.STDOUT)  # fmt: skip
+        proc = subprocess.Popen(args, env=env, cwd=log.parent, stdout=out, stderr=subprocess.STDOUT)
         try:
             yield proc
         finally:
@@ -109,13 +119,22 @@ def test_api_serves_and_worker_reconnects_while_redis_restarts(tmp_path: Path) -
     redis = RedisOnPort(tmp_path)
     redis.start()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")} | {
-        "JET_DATA_DIR": str(tmp_path / "data"), "JET_REDIS_URL": redis.url,
-        "JET_LOG_LEVEL": "info", "PYTHONUNBUFFERED": "1",
-    }  # fmt: skip
+        "JET_DATA_DIR": str(tmp_path / "data"),
+        "JET_REDIS_URL": redis.url,
+        "JET_LOG_LEVEL": "info",
+        "PYTHONUNBUFFERED": "1",
+    }
     migrate = [str(JET), "migrate"]
     subprocess.run(migrate, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
-    made = subprocess.run([str(JET), "tenants", "create", "acme"], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    made = subprocess.run(
+        [str(JET), "tenants", "create", "acme"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     tenant_id = made.stdout.split()[1]
     headers = {"Authorization": f"Bearer {made.stdout.strip().splitlines()[-1]}"}
     port = _free_port()
@@ -124,11 +143,13 @@ def test_api_serves_and_worker_reconnects_while_redis_restarts(tmp_path: Path) -
     try:
         with (
             process([str(JET), "worker"], env, worker_log) as worker,
-            process([str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)], env,
-                    serve_log),
-        ):  # fmt: skip
-            _wait_for("worker ready", lambda: "worker ready" in worker_log.read_text(), 30,
-                      worker_log)  # fmt: skip
+            process(
+                [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)], env, serve_log
+            ),
+        ):
+            _wait_for(
+                "worker ready", lambda: "worker ready" in worker_log.read_text(), 30, worker_log
+            )
 
             def healthy() -> bool:
                 with contextlib.suppress(httpx.TransportError):
@@ -143,9 +164,17 @@ def test_api_serves_and_worker_reconnects_while_redis_restarts(tmp_path: Path) -
             outage_ends = time.monotonic() + OUTAGE_SECONDS
             served = 0
             while time.monotonic() < outage_ends:  # bounded: OUTAGE_SECONDS
-                r = httpx.post(f"{base}/memory/events", headers=headers, timeout=10, json={
-                    "scope": "entity", "scopeRef": "ent_acme", "kind": "note",
-                    "body": f"written while Redis is down ({served})"})  # fmt: skip
+                r = httpx.post(
+                    f"{base}/memory/events",
+                    headers=headers,
+                    timeout=10,
+                    json={
+                        "scope": "entity",
+                        "scopeRef": "ent_acme",
+                        "kind": "note",
+                        "body": f"written while Redis is down ({served})",
+                    },
+                )
                 assert r.status_code == 201, r.text
                 q = {"query": "{ memoryEvents(first: 100) { edges { node { id } } } }"}
                 r = httpx.post(f"{base}/graphql", headers=headers, json=q, timeout=10)

@@ -60,13 +60,19 @@ async def test_a_locked_tenant_is_busy_503_and_others_are_served(
     path = container.tenants.path(locked.id)
     with exclusive_lock(path):
         rest, gql, fine, read = await asyncio.gather(
-            client.post("/memory/events", json=REST_EVENT,
-                        headers={**locked.headers, "X-Request-Id": "lock-1"}),
-            client.post("/graphql", json={"query": APPEND, "variables": {"k": "k1"}},
-                        headers={**locked.headers, "X-Request-Id": "lock-2"}),
+            client.post(
+                "/memory/events",
+                json=REST_EVENT,
+                headers={**locked.headers, "X-Request-Id": "lock-1"},
+            ),
+            client.post(
+                "/graphql",
+                json={"query": APPEND, "variables": {"k": "k1"}},
+                headers={**locked.headers, "X-Request-Id": "lock-2"},
+            ),
             client.post("/memory/events", json=REST_EVENT, headers=other.headers),
             client.post("/graphql", json=EVENTS, headers=locked.headers),
-        )  # fmt: skip
+        )
     assert rest.status_code == 503, rest.text
     assert rest.headers["content-type"] == "application/problem+json"
     assert rest.headers["retry-after"] == "1" and rest.headers["x-request-id"] == "lock-1"
@@ -76,8 +82,12 @@ async def test_a_locked_tenant_is_busy_503_and_others_are_served(
 
     [error] = gql.json()["errors"]
     assert "busy" in error["message"] and "Internal" not in error["message"]
-    assert error["extensions"] == {"code": "TENANT_DATABASE_BUSY", "reason": "busy",
-                                   "requestId": "lock-2", "retryAfter": 1}  # fmt: skip
+    assert error["extensions"] == {
+        "code": "TENANT_DATABASE_BUSY",
+        "reason": "busy",
+        "requestId": "lock-2",
+        "retryAfter": 1,
+    }
 
     assert fine.status_code == 201, fine.text  # the other tenant, at the same moment
     assert read.status_code == 200 and "errors" not in read.json()  # reads go on
@@ -98,15 +108,21 @@ async def test_a_tenant_locked_while_it_opens_serves_reads_and_refuses_writes(
     await container.tenants.aclose()  # nothing cached: the next request opens it
     with exclusive_lock(container.tenants.path(locked.id)):
         read = await client.get("/memory", headers={**locked.headers, "X-Request-Id": "open-1"})
-        gql = await client.post("/graphql", json={"query": APPEND},
-                                headers={**locked.headers, "X-Request-Id": "open-2"})  # fmt: skip
-        rest = await client.post("/memory/events", json=REST_EVENT,
-                                 headers={**locked.headers, "X-Request-Id": "open-3"})  # fmt: skip
+        gql = await client.post(
+            "/graphql", json={"query": APPEND}, headers={**locked.headers, "X-Request-Id": "open-2"}
+        )
+        rest = await client.post(
+            "/memory/events", json=REST_EVENT, headers={**locked.headers, "X-Request-Id": "open-3"}
+        )
         ok = await client.get("/memory", headers=other.headers)
     assert read.status_code == 200, read.text
     [error] = gql.json()["errors"]
-    assert error["extensions"] == {"code": "TENANT_DATABASE_BUSY", "reason": "busy",
-                                   "requestId": "open-2", "retryAfter": 1}  # fmt: skip
+    assert error["extensions"] == {
+        "code": "TENANT_DATABASE_BUSY",
+        "reason": "busy",
+        "requestId": "open-2",
+        "retryAfter": 1,
+    }
     assert rest.status_code == 503 and rest.headers["retry-after"] == "1"
     assert rest.headers["content-type"] == "application/problem+json"
     assert rest.json()["errors"][0]["code"] == "TENANT_DATABASE_BUSY"
@@ -140,17 +156,22 @@ async def test_a_corrupt_tenant_is_named_with_the_request_id(
     other = await make_tenant(container, "other")
     await container.tenants.aclose()
     container.tenants.path(broken.id).write_bytes(b"\x00garbage, not SQLite" * 500)
-    rest = await client.post("/memory/events", json=REST_EVENT,
-                             headers={**broken.headers, "X-Request-Id": "bad-1"})  # fmt: skip
-    gql = await client.post("/graphql", json=EVENTS,
-                            headers={**broken.headers, "X-Request-Id": "bad-2"})  # fmt: skip
+    rest = await client.post(
+        "/memory/events", json=REST_EVENT, headers={**broken.headers, "X-Request-Id": "bad-1"}
+    )
+    gql = await client.post(
+        "/graphql", json=EVENTS, headers={**broken.headers, "X-Request-Id": "bad-2"}
+    )
     assert rest.status_code == 500 and rest.headers["content-type"] == "application/problem+json"
     assert rest.json()["errors"][0]["code"] == "TENANT_DATABASE_CORRUPT"
     assert "corrupt" in rest.json()["detail"] and rest.json()["requestId"] == "bad-1"
     assert "retry-after" not in rest.headers
     [error] = gql.json()["errors"]
     assert gql.status_code == 500 and "corrupt" in error["message"]
-    assert error["extensions"] == {"code": "TENANT_DATABASE_CORRUPT", "reason": "corrupt",
-                                   "requestId": "bad-2"}  # fmt: skip
+    assert error["extensions"] == {
+        "code": "TENANT_DATABASE_CORRUPT",
+        "reason": "corrupt",
+        "requestId": "bad-2",
+    }
     ok = await client.post("/memory/events", json=REST_EVENT, headers=other.headers)
     assert ok.status_code == 201

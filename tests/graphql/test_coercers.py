@@ -86,11 +86,39 @@ def _input_types() -> list[Any]:
 
 
 SCALARS: list[Any] = [
-    None, Undefined, "", "s", "ENTITY", "TEAM", "MANUAL", "COMPACTOR", "A", "RED", "BLUE",
-    "red", 0, 1, -1, 2**31, -(2**31) - 1, 2**40, 1.0, 1.5, float("nan"), True, False,
-    "2026-01-01T00:00:00Z", "2026-01-01T00:00:00+02:00", "not a date", "12", 12.0,
-    datetime(2026, 1, 1, tzinfo=UTC), b"bytes", ("t",), {"k"},
-]  # fmt: skip
+    None,
+    Undefined,
+    "",
+    "s",
+    "ENTITY",
+    "TEAM",
+    "MANUAL",
+    "COMPACTOR",
+    "A",
+    "RED",
+    "BLUE",
+    "red",
+    0,
+    1,
+    -1,
+    2**31,
+    -(2**31) - 1,
+    2**40,
+    1.0,
+    1.5,
+    float("nan"),
+    True,
+    False,
+    "2026-01-01T00:00:00Z",
+    "2026-01-01T00:00:00+02:00",
+    "not a date",
+    "12",
+    12.0,
+    datetime(2026, 1, 1, tzinfo=UTC),
+    b"bytes",
+    ("t",),
+    {"k"},
+]
 
 
 VALID: dict[str, list[Any]] = {

@@ -151,9 +151,12 @@ async def test_a_budget_stop_comes_back_as_a_payload_error(
 ) -> None:
     ids = await seed(db, "ent_acme", 3)
     await policies.configure_tenant(
-        container.control, tenant.id, gateway_url="http://127.0.0.1:9/v1", models=["m"],
+        container.control,
+        tenant.id,
+        gateway_url="http://127.0.0.1:9/v1",
+        models=["m"],
         budget_daily_tokens=10,
-    )  # fmt: skip
+    )
     payload = (await gql(RUN)).data["runCompaction"]
     assert payload["run"]["status"] == "FAILED" and payload["run"]["budgetExceeded"] is True
     assert payload["run"]["problems"][0].startswith("entity ent_acme: budget: needs ~")

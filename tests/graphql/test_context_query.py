@@ -43,8 +43,9 @@ def run(container: Container, db: TenantDb) -> Any:
 
 async def seed(db: TenantDb) -> dict[str, str]:
     def entry(scope: Scope, ref: str | None, title: str, importance: int) -> EntryIn:
-        return EntryIn(scope=scope, scope_ref=ref, title=title, summary=f"{title}.",
-                       importance=importance)  # fmt: skip
+        return EntryIn(
+            scope=scope, scope_ref=ref, title=title, summary=f"{title}.", importance=importance
+        )
 
     budget = await entries.create_entry(
         db, entry(Scope.ENTITY, "acme-outdoor", "Acme budget $85k", 5)
@@ -57,7 +58,7 @@ async def seed(db: TenantDb) -> dict[str, str]:
             scope_ref="acme-outdoor",
             kind="call_summary",
             body="Dana: budget is fine.",
-        ),  # fmt: skip
+        ),
     )
     folded = await events.append_event(
         db,
@@ -66,7 +67,7 @@ async def seed(db: TenantDb) -> dict[str, str]:
             scope_ref="acme-outdoor",
             kind="call_summary",
             body="An older call, folded into a summary.",
-        ),  # fmt: skip
+        ),
     )
     async with write_transaction(db.engine) as conn:
         await conn.execute(
@@ -74,8 +75,12 @@ async def seed(db: TenantDb) -> dict[str, str]:
             .where(events_table.c.id == folded.event.id)
             .values(compressed_at=datetime(2026, 5, 1, tzinfo=UTC), compressed_into=budget.id)
         )
-    return {"budget": budget.id, "policy": policy.id, "call": call.event.id,
-            "folded": folded.event.id}  # fmt: skip
+    return {
+        "budget": budget.id,
+        "policy": policy.id,
+        "call": call.event.id,
+        "folded": folded.event.id,
+    }
 
 
 async def test_memory_context_fields(run: Any, db: TenantDb) -> None:
@@ -87,15 +92,28 @@ async def test_memory_context_fields(run: Any, db: TenantDb) -> None:
     assert got["truncated"] is False
     assert [e["id"] for e in got["entries"]] == [ids["budget"], ids["policy"]]
     assert got["entries"][0] == {
-        "id": ids["budget"], "scope": "ENTITY", "scopeRef": "acme-outdoor",
-        "title": "Acme budget $85k", "importance": 5, "source": "MANUAL",
-    }  # fmt: skip
-    assert got["events"] == [{
-        "id": ids["call"], "kind": "call_summary", "scope": "ENTITY",
-        "scopeRef": "acme-outdoor", "compressedAt": None, "compressedInto": None,
-    }]  # fmt: skip
+        "id": ids["budget"],
+        "scope": "ENTITY",
+        "scopeRef": "acme-outdoor",
+        "title": "Acme budget $85k",
+        "importance": 5,
+        "source": "MANUAL",
+    }
+    assert got["events"] == [
+        {
+            "id": ids["call"],
+            "kind": "call_summary",
+            "scope": "ENTITY",
+            "scopeRef": "acme-outdoor",
+            "compressedAt": None,
+            "compressedInto": None,
+        }
+    ]
     assert got["markdown"].startswith("## Memory\n\n### Acme budget $85k\n")
-    assert "## Events on the question, newest first" in got["markdown"] and ids["folded"] not in got["markdown"]
+    assert (
+        "## Events on the question, newest first" in got["markdown"]
+        and ids["folded"] not in got["markdown"]
+    )
 
 
 async def test_defaults_and_explicit_nulls(run: Any, db: TenantDb) -> None:

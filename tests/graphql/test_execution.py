@@ -37,19 +37,44 @@ async def test_the_schema_answers_the_same_as_graphql_core_alone(
     await events.append_events(
         db,
         [
-            EventIn(scope=Scope.ENTITY, scope_ref="ent_acme", kind="decision", body="Ünïcode ✓",
-                    source="inbox", source_ref=f"m{i}", occurred_at=at, idempotency_key=None)
+            EventIn(
+                scope=Scope.ENTITY,
+                scope_ref="ent_acme",
+                kind="decision",
+                body="Ünïcode ✓",
+                source="inbox",
+                source_ref=f"m{i}",
+                occurred_at=at,
+                idempotency_key=None,
+            )
             for i in range(3)
         ]
-        + [EventIn(scope=Scope.INSTITUTIONAL, scope_ref=None, kind="note", body="b",
-                   source=None, source_ref=None, occurred_at=None, idempotency_key=None)],
+        + [
+            EventIn(
+                scope=Scope.INSTITUTIONAL,
+                scope_ref=None,
+                kind="note",
+                body="b",
+                source=None,
+                source_ref=None,
+                occurred_at=None,
+                idempotency_key=None,
+            )
+        ],
         max_rows=100,
-    )  # fmt: skip
+    )
     await entries.create_entry(
         db,
-        EntryIn(scope=Scope.ENTITY, scope_ref="ent_acme", title="T", summary="S",
-                tags=["a", "b"], importance=4, source=EntrySource.MANUAL),
-    )  # fmt: skip
+        EntryIn(
+            scope=Scope.ENTITY,
+            scope_ref="ent_acme",
+            title="T",
+            summary="S",
+            tags=["a", "b"],
+            importance=4,
+            source=EntrySource.MANUAL,
+        ),
+    )
     ctx = Context(container=container, db=db, request_id="r1")
     ours = await build_schema(fast_path=True).execute(EVERYTHING, context_value=ctx)
     plain = build_schema(fast_path=False)
@@ -76,17 +101,17 @@ class Thing:
 class Query:
     @strawberry.field
     def things(self) -> list[Thing | None]:
-        good = Thing(name="a", nickname=None, colour=Colour.RED, when=datetime(2026, 1, 1),
-                     count=1)  # fmt: skip
+        good = Thing(name="a", nickname=None, colour=Colour.RED, when=datetime(2026, 1, 1), count=1)
         # Values graphql-core refuses: null for a non-null field, a wrong enum, a string
         # for a DateTime, an int out of range.
         bad: Any = [
             Thing(name=None, nickname="n", colour=Colour.RED, when=datetime(2026, 1, 1), count=1),  # type: ignore[arg-type]
             Thing(name="b", nickname=None, colour="blue", when=datetime(2026, 1, 1), count=1),  # type: ignore[arg-type]
             Thing(name="c", nickname=None, colour=Colour.RED, when="x", count=1),  # type: ignore[arg-type]
-            Thing(name="d", nickname=None, colour=Colour.RED, when=datetime(2026, 1, 1),
-                  count=2**40),
-        ]  # fmt: skip
+            Thing(
+                name="d", nickname=None, colour=Colour.RED, when=datetime(2026, 1, 1), count=2**40
+            ),
+        ]
         return [good, *bad]
 
 

@@ -52,18 +52,39 @@ CASES: list[tuple[Any, Any, Any, Any, bool]] = [
     (EVENTS, {"f": {"scope": "NOPE", "scopeRef": "lean"}}, None, None, True),  # variables
     (EVENTS, {}, None, None, True),
     (EVENTS, {"f": {"scope": "ENTITY", "scopeRef": "x"}}, None, None, False),  # masked
-    (APPEND, {"i": {"scope": "ENTITY", "scopeRef": "", "kind": "k", "body": "b"}}, None,
-     None, True),  # fmt: skip
-    (APPEND, {"i": {"scope": "ENTITY", "scopeRef": "", "kind": "k", "body": "b"}}, None,
-     QUERY, True),  # fmt: skip
-    (APPEND, {"i": {"scope": "ENTITY", "scopeRef": "x", "kind": "k", "body": "b"}}, None,
-     None, False),  # fmt: skip
-    ("{ a: __typename b: __typename c: __typename d: __typename e: __typename "
-     "f: __typename g: __typename h: __typename i: __typename j: __typename "
-     "k: __typename l: __typename m: __typename n: __typename o: __typename "
-     "p: __typename q: __typename r: __typename s: __typename t: __typename "
-     "u: __typename }", None, None, None, True),  # over the alias limit
-]  # fmt: skip
+    (
+        APPEND,
+        {"i": {"scope": "ENTITY", "scopeRef": "", "kind": "k", "body": "b"}},
+        None,
+        None,
+        True,
+    ),
+    (
+        APPEND,
+        {"i": {"scope": "ENTITY", "scopeRef": "", "kind": "k", "body": "b"}},
+        None,
+        QUERY,
+        True,
+    ),
+    (
+        APPEND,
+        {"i": {"scope": "ENTITY", "scopeRef": "x", "kind": "k", "body": "b"}},
+        None,
+        None,
+        False,
+    ),
+    (
+        "{ a: __typename b: __typename c: __typename d: __typename e: __typename "
+        "f: __typename g: __typename h: __typename i: __typename j: __typename "
+        "k: __typename l: __typename m: __typename n: __typename o: __typename "
+        "p: __typename q: __typename r: __typename s: __typename t: __typename "
+        "u: __typename }",
+        None,
+        None,
+        None,
+        True,
+    ),  # over the alias limit
+]
 
 
 def _seen(schema: Any, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -127,10 +148,18 @@ async def _outcome(
 @pytest.fixture
 async def seeded(db: TenantDb) -> TenantDb:
     batch = [
-        EventIn(scope=Scope.ENTITY, scope_ref="lean", kind="note", body=f"b{n}", source="t",
-                source_ref=None, occurred_at=None, idempotency_key=None)
+        EventIn(
+            scope=Scope.ENTITY,
+            scope_ref="lean",
+            kind="note",
+            body=f"b{n}",
+            source="t",
+            source_ref=None,
+            occurred_at=None,
+            idempotency_key=None,
+        )
         for n in range(3)
-    ]  # fmt: skip
+    ]
     await events.append_events(db, batch, max_rows=100)
     return db
 
@@ -178,7 +207,10 @@ async def test_unexpected_errors_are_masked_both_ways(container: Container) -> N
         result = await schema.execute(query, variable_values=variables, context_value=ctx)
         assert result.errors is not None
         assert [e.formatted for e in result.errors] == [
-            {"message": "Internal server error", "locations": [{"line": 1, "column": 42}],
-             "path": ["memoryEvents"],
-             "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": "fast-req"}}
-        ]  # fmt: skip
+            {
+                "message": "Internal server error",
+                "locations": [{"line": 1, "column": 42}],
+                "path": ["memoryEvents"],
+                "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": "fast-req"},
+            }
+        ]

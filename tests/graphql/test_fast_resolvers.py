@@ -34,10 +34,15 @@ def test_the_application_fields_with_resolvers_take_them() -> None:
     fast = _resolver_names(build_schema(fast_path=True))
     slow = _resolver_names(build_schema(fast_path=False))
     for field in (
-        "Query.memoryEvents", "Query.memoryEntries", "Query.memoryEvent", "Query.memoryContext",
-        "Mutation.appendMemoryEvent", "Mutation.appendMemoryEvents", "MemoryEvent.compressedInto",
+        "Query.memoryEvents",
+        "Query.memoryEntries",
+        "Query.memoryEvent",
+        "Query.memoryContext",
+        "Mutation.appendMemoryEvent",
+        "Mutation.appendMemoryEvents",
+        "MemoryEvent.compressedInto",
         "MemoryEntry.sourceEvents",
-    ):  # fmt: skip
+    ):
         assert fast[field] == "resolve_async", field
         assert slow[field] == "_async_resolver", field
 
@@ -153,19 +158,23 @@ def test_which_fields_take_them() -> None:
 QUERIES = [
     ("{ syncArgs }", None),
     ("{ syncArgs(first: null, colour: BLUE) }", None),
-    ('{ syncArgs(o: {name: "n", colour: RED, inner: {n: 1}, inners: [{n: 2, tags: ["a"]}]}) }',
-     None),
+    (
+        '{ syncArgs(o: {name: "n", colour: RED, inner: {n: 1}, inners: [{n: 2, tags: ["a"]}]}) }',
+        None,
+    ),
     ("query($o: Outer) { syncArgs(o: $o) }", {"o": {"name": "v", "inner": None}}),
     ("query($o: Outer) { syncArgs(o: $o) }", {}),
-    ("query($os: [Outer]) { asyncArgs(os: $os, ids: [\"1\", \"2\"]) }",
-     {"os": [{"name": "a", "inners": [{"n": 1, "tags": None}]}, None]}),
+    (
+        'query($os: [Outer]) { asyncArgs(os: $os, ids: ["1", "2"]) }',
+        {"os": [{"name": "a", "inners": [{"n": 1, "tags": None}]}, None]},
+    ),
     ("{ asyncArgs(os: null) }", None),
     ('{ fails(o: {name: "x"}) a: syncArgs }', None),
     ("{ thing { name tagged t2: tagged(x: 5) method } }", None),
     ('{ gid(id: "VGhpbmc6MQ==") }', None),
     ('{ gid(id: "nonsense") }', None),
     ("{ guarded }", None),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("query", "variables"), QUERIES)
@@ -183,46 +192,160 @@ AT = datetime(2026, 3, 1, 12, 30, tzinfo=UTC)
 # (type name of the field holding the arguments, field's python name, arguments as
 # graphql-core coerces them: keyed by GraphQL names, with the schema's defaults filled in)
 CASES: list[tuple[str, str, dict[str, Any]]] = [
-    ("Mutation", "append_memory_event", {"input": {
-        "scope": Scope.ENTITY, "scopeRef": "ref1", "kind": "note", "body": "b",
-        "source": "bench", "sourceRef": "r1", "occurredAt": AT, "idempotencyKey": "k"}}),
-    ("Mutation", "append_memory_event", {"input": {
-        "scope": Scope.INSTITUTIONAL, "scopeRef": None, "kind": "note", "body": "b",
-        "source": None, "sourceRef": None, "occurredAt": None, "idempotencyKey": None}}),
-    ("Mutation", "append_memory_event", {"input": {  # fields left out altogether
-        "scope": Scope.ENTITY, "kind": "note", "body": "b"}}),
-    ("Mutation", "append_memory_events", {"input": [
-        {"scope": Scope.ENTITY, "kind": "a", "body": "b", "scopeRef": "r"},
-        {"scope": Scope.PROJECT, "kind": "c", "body": "d", "occurredAt": AT}]}),
+    (
+        "Mutation",
+        "append_memory_event",
+        {
+            "input": {
+                "scope": Scope.ENTITY,
+                "scopeRef": "ref1",
+                "kind": "note",
+                "body": "b",
+                "source": "bench",
+                "sourceRef": "r1",
+                "occurredAt": AT,
+                "idempotencyKey": "k",
+            }
+        },
+    ),
+    (
+        "Mutation",
+        "append_memory_event",
+        {
+            "input": {
+                "scope": Scope.INSTITUTIONAL,
+                "scopeRef": None,
+                "kind": "note",
+                "body": "b",
+                "source": None,
+                "sourceRef": None,
+                "occurredAt": None,
+                "idempotencyKey": None,
+            }
+        },
+    ),
+    (
+        "Mutation",
+        "append_memory_event",
+        {
+            "input": {  # fields left out altogether
+                "scope": Scope.ENTITY,
+                "kind": "note",
+                "body": "b",
+            }
+        },
+    ),
+    (
+        "Mutation",
+        "append_memory_events",
+        {
+            "input": [
+                {"scope": Scope.ENTITY, "kind": "a", "body": "b", "scopeRef": "r"},
+                {"scope": Scope.PROJECT, "kind": "c", "body": "d", "occurredAt": AT},
+            ]
+        },
+    ),
     ("Mutation", "append_memory_events", {"input": []}),
-    ("Mutation", "create_memory_entry", {"input": {
-        "scope": Scope.ENTITY, "scopeRef": "r", "title": "t", "summary": "s",
-        "tags": ["a", "b"], "importance": 4, "source": EntrySource.CHAT}}),
-    ("Mutation", "create_memory_entry", {"input": {
-        "scope": Scope.ENTITY, "title": "t", "summary": "s", "tags": None,
-        "importance": None, "source": None}}),
-    ("Mutation", "create_memory_entry", {"input": {
-        "scope": Scope.ENTITY, "title": "t", "summary": "s"}}),
-    ("Mutation", "update_memory_entry", {"id": "e1", "input": {
-        "title": "x", "summary": None, "tags": [], "importance": 2, "expectedVersion": 3}}),
+    (
+        "Mutation",
+        "create_memory_entry",
+        {
+            "input": {
+                "scope": Scope.ENTITY,
+                "scopeRef": "r",
+                "title": "t",
+                "summary": "s",
+                "tags": ["a", "b"],
+                "importance": 4,
+                "source": EntrySource.CHAT,
+            }
+        },
+    ),
+    (
+        "Mutation",
+        "create_memory_entry",
+        {
+            "input": {
+                "scope": Scope.ENTITY,
+                "title": "t",
+                "summary": "s",
+                "tags": None,
+                "importance": None,
+                "source": None,
+            }
+        },
+    ),
+    (
+        "Mutation",
+        "create_memory_entry",
+        {"input": {"scope": Scope.ENTITY, "title": "t", "summary": "s"}},
+    ),
+    (
+        "Mutation",
+        "update_memory_entry",
+        {
+            "id": "e1",
+            "input": {
+                "title": "x",
+                "summary": None,
+                "tags": [],
+                "importance": 2,
+                "expectedVersion": 3,
+            },
+        },
+    ),
     ("Mutation", "update_memory_entry", {"id": "e1", "input": {}}),
     ("Mutation", "run_compaction", {"input": {"dryRun": True}}),
     ("Mutation", "run_compaction", {"input": None}),
     ("Mutation", "run_compaction", {}),
-    ("Query", "memory_entries", {"filter": {
-        "scope": Scope.ENTITY, "scopeRef": "r", "tags": ["a"], "search": "q",
-        "minImportance": 2, "sources": [EntrySource.CHAT, EntrySource.MANUAL]},
-        "first": 5, "after": "c"}),
+    (
+        "Query",
+        "memory_entries",
+        {
+            "filter": {
+                "scope": Scope.ENTITY,
+                "scopeRef": "r",
+                "tags": ["a"],
+                "search": "q",
+                "minImportance": 2,
+                "sources": [EntrySource.CHAT, EntrySource.MANUAL],
+            },
+            "first": 5,
+            "after": "c",
+        },
+    ),
     ("Query", "memory_entries", {"filter": None, "first": None, "after": None}),
     ("Query", "memory_entries", {"filter": {"tags": None, "sources": []}}),
-    ("Query", "memory_events", {"filter": {
-        "scope": Scope.ENTITY, "scopeRef": "big1", "kinds": ["a", "b"],
-        "occurredAfter": AT, "occurredBefore": AT, "compressed": False, "search": "s"},
-        "first": 50, "after": None}),
+    (
+        "Query",
+        "memory_events",
+        {
+            "filter": {
+                "scope": Scope.ENTITY,
+                "scopeRef": "big1",
+                "kinds": ["a", "b"],
+                "occurredAfter": AT,
+                "occurredBefore": AT,
+                "compressed": False,
+                "search": "s",
+            },
+            "first": 50,
+            "after": None,
+        },
+    ),
     ("Query", "memory_events", {"filter": {"kinds": None, "compressed": None}}),
-    ("Query", "memory_context", {"scope": Scope.ENTITY, "scopeRef": None, "query": "q",
-                                 "maxTokens": 100, "includeInstitutional": False}),
-]  # fmt: skip
+    (
+        "Query",
+        "memory_context",
+        {
+            "scope": Scope.ENTITY,
+            "scopeRef": None,
+            "query": "q",
+            "maxTokens": 100,
+            "includeInstitutional": False,
+        },
+    ),
+]
 
 
 def _arguments(schema: strawberry.Schema, type_name: str, field: str) -> Any:
@@ -279,10 +402,16 @@ def test_the_schemas_input_types_have_converters(schema: strawberry.Schema) -> N
             assert converters.converter(definition.origin) is not None
             names.add(definition.name)
     assert names == {
-        "AppendMemoryEventInput", "CreateMemoryEntryInput", "UpdateMemoryEntryInput",
-        "MemoryEntryFilter", "MemoryEventFilter", "RunCompactionInput", "RestoreMemoryEntryInput",
-        "CreateWebhookEndpointInput", "UpdateWebhookEndpointInput",
-    }  # fmt: skip
+        "AppendMemoryEventInput",
+        "CreateMemoryEntryInput",
+        "UpdateMemoryEntryInput",
+        "MemoryEntryFilter",
+        "MemoryEventFilter",
+        "RunCompactionInput",
+        "RestoreMemoryEntryInput",
+        "CreateWebhookEndpointInput",
+        "UpdateWebhookEndpointInput",
+    }
     # Strawberry's type definitions are left as they were.
     assert all(
         getattr(concrete.definition, "from_input", None) is None
@@ -367,15 +496,25 @@ class Shapes:
 
 INNER = {"a": 1, "b": "x", "tags": ["t"]}
 SHAPES: list[tuple[str, dict[str, Any]]] = [
-    ("outer", {"value": {"name": "n", "inner": INNER, "inners": [INNER, None, {"a": 2}],
-                         "grid": [[1, 2], []], "deep": [[INNER], []]}}),
+    (
+        "outer",
+        {
+            "value": {
+                "name": "n",
+                "inner": INNER,
+                "inners": [INNER, None, {"a": 2}],
+                "grid": [[1, 2], []],
+                "deep": [[INNER], []],
+            }
+        },
+    ),
     ("outer", {"value": {}, "more": [{"inner": None, "inners": None}, {"name": None}]}),
     ("outer", {"value": {"inner": {"a": 3}}, "more": None}),
     ("with_id", {"value": {"id": "VHlwZTox", "inner": INNER}}),
     ("with_id", {"value": {}}),
     ("with_maybe", {"value": {"m": "x"}}),
     ("with_maybe", {}),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("field", "value"), SHAPES)

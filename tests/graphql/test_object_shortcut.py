@@ -104,25 +104,55 @@ async def app_diff(container: Container, db: TenantDb) -> AsyncIterator[Diff]:
     await events.append_events(
         db,
         [
-            EventIn(scope=Scope.ENTITY, scope_ref="ent_acme", kind="decision", body="Ünïcode ✓",
-                    source="inbox", source_ref=f"m{i}", occurred_at=at + timedelta(hours=i),
-                    idempotency_key=None)
+            EventIn(
+                scope=Scope.ENTITY,
+                scope_ref="ent_acme",
+                kind="decision",
+                body="Ünïcode ✓",
+                source="inbox",
+                source_ref=f"m{i}",
+                occurred_at=at + timedelta(hours=i),
+                idempotency_key=None,
+            )
             for i in range(4)
         ]
-        + [EventIn(scope=Scope.INSTITUTIONAL, scope_ref=None, kind="note", body="b",
-                   source=None, source_ref=None, occurred_at=None, idempotency_key=None)]
-        + [EventIn(scope=Scope.ENTITY, scope_ref="ent_old", kind="decision",
-                   body=f"Decision {i} on the budget.", occurred_at=old + timedelta(hours=i))
-           for i in range(3)],
+        + [
+            EventIn(
+                scope=Scope.INSTITUTIONAL,
+                scope_ref=None,
+                kind="note",
+                body="b",
+                source=None,
+                source_ref=None,
+                occurred_at=None,
+                idempotency_key=None,
+            )
+        ]
+        + [
+            EventIn(
+                scope=Scope.ENTITY,
+                scope_ref="ent_old",
+                kind="decision",
+                body=f"Decision {i} on the budget.",
+                occurred_at=old + timedelta(hours=i),
+            )
+            for i in range(3)
+        ],
         max_rows=100,
-    )  # fmt: skip
+    )
     for i in range(3):
         await entries.create_entry(
             db,
-            EntryIn(scope=Scope.ENTITY, scope_ref="ent_acme", title=f"Budget {i}",
-                    summary="The Q3 budget was approved", tags=["budget", f"t{i}"],
-                    importance=2 + i, source=EntrySource.MANUAL),
-        )  # fmt: skip
+            EntryIn(
+                scope=Scope.ENTITY,
+                scope_ref="ent_acme",
+                title=f"Budget {i}",
+                summary="The Q3 budget was approved",
+                tags=["budget", f"t{i}"],
+                importance=2 + i,
+                source=EntrySource.MANUAL,
+            ),
+        )
     diff = _diff(
         lambda: build_schema(fast_path=True),
         lambda: Context(container=container, db=db, request_id="r1"),
@@ -256,8 +286,13 @@ async def test_mutation_payloads_answer_as_graphql_core_does(app_diff: Diff) -> 
     refused, slow = await app_diff.run(append, i=bad)
     # a mutation's root fields run one after another (not execute_fields): 0 is all built
     assert refused.data["appendMemoryEvent"]["errors"] and slow == 0
-    keyed = {"scope": "ENTITY", "scopeRef": "ent_acme", "kind": "note", "body": "x",
-             "idempotencyKey": "k1"}  # fmt: skip
+    keyed = {
+        "scope": "ENTITY",
+        "scopeRef": "ent_acme",
+        "kind": "note",
+        "body": "x",
+        "idempotencyKey": "k1",
+    }
     stored = await app_diff.ours.execute(
         append, variable_values={"i": keyed}, context_value=app_diff.make_context()
     )
@@ -274,9 +309,9 @@ async def test_mutation_payloads_answer_as_graphql_core_does(app_diff: Diff) -> 
         f" entry {{ {ENTRY} }} errors {{ field code message }} }} }}"
     )
     await app_diff.run(
-        create, i={"scope": "ENTITY", "scopeRef": "x", "title": "t", "summary": "s",
-                   "importance": 9}
-    )  # fmt: skip
+        create,
+        i={"scope": "ENTITY", "scopeRef": "x", "title": "t", "summary": "s", "importance": 9},
+    )
     update = (
         "mutation($id: ID!, $i: UpdateMemoryEntryInput!) { updateMemoryEntry(id: $id, input: $i)"
         f" {{ entry {{ {ENTRY} }} errors {{ field code message }} }} }}"
@@ -442,16 +477,27 @@ class Odd:
 
 def leaf(**changes: Any) -> Any:
     fields: dict[str, Any] = {
-        "name": "a", "nickname": None, "colour": Colour.RED, "when": datetime(2026, 1, 1),
-        "count": 1, "tags": ["x", "y"], "grid": [[1, None], [], [3]], "extra": {"k": [1]},
-    }  # fmt: skip
+        "name": "a",
+        "nickname": None,
+        "colour": Colour.RED,
+        "when": datetime(2026, 1, 1),
+        "count": 1,
+        "tags": ["x", "y"],
+        "grid": [[1, None], [], [3]],
+        "extra": {"k": [1]},
+    }
     fields.update(changes)
     return Leaf(**fields)
 
 
 def box(case: str) -> Any:
-    good = {"label": "l", "leaf": leaf(), "maybe": None, "leaves": [leaf(), None],
-            "strict": [leaf(name="s")]}  # fmt: skip
+    good = {
+        "label": "l",
+        "leaf": leaf(),
+        "maybe": None,
+        "leaves": [leaf(), None],
+        "strict": [leaf(name="s")],
+    }
     changed: dict[str, Any] = {
         "good": {},
         "null_leaf_name": {"leaf": leaf(name=None)},
@@ -490,14 +536,39 @@ def box(case: str) -> Any:
 
 
 CASES = [
-    "good", "null_leaf_name", "null_nullable", "null_in_strict_list", "null_in_list",
-    "null_in_leaf_list", "null_in_grid", "raises", "raises_in_list", "bad_enum", "bad_date",
-    "big_int", "bad_tag", "awaitable", "awaitable_object", "not_a_list", "generator",
-    "exception_value", "exception_leaf", "null_label", "null_object", "null_object_list",
-    "awaitable_null", "awaitable_json", "exception_json", "int_flag", "slotted",
-    "awaitable_slotted", "exception_date", "awaitable_date", "awaitable_json_slotted",
+    "good",
+    "null_leaf_name",
+    "null_nullable",
+    "null_in_strict_list",
+    "null_in_list",
+    "null_in_leaf_list",
+    "null_in_grid",
+    "raises",
+    "raises_in_list",
+    "bad_enum",
+    "bad_date",
+    "big_int",
+    "bad_tag",
+    "awaitable",
+    "awaitable_object",
+    "not_a_list",
+    "generator",
+    "exception_value",
+    "exception_leaf",
+    "null_label",
+    "null_object",
+    "null_object_list",
+    "awaitable_null",
+    "awaitable_json",
+    "exception_json",
+    "int_flag",
+    "slotted",
+    "awaitable_slotted",
+    "exception_date",
+    "awaitable_date",
+    "awaitable_json_slotted",
     "instance_await",
-]  # fmt: skip
+]
 
 
 @strawberry.type
@@ -576,9 +647,18 @@ def test_plain_classes() -> None:
     for cls in (Event, Edge, SlotLeaf, datetime, str, int):
         assert executor._is_plain_class(cls), cls
     for cls in (
-        type(None), SlotLater, SlotError, ValueError, LaterDate, Odd, Leaf, Later, Spoof,
-        Getattr, type(x for x in ()),
-    ):  # fmt: skip
+        type(None),
+        SlotLater,
+        SlotError,
+        ValueError,
+        LaterDate,
+        Odd,
+        Leaf,
+        Later,
+        Spoof,
+        Getattr,
+        type(x for x in ()),
+    ):
         assert not executor._is_plain_class(cls), cls
 
 
@@ -590,9 +670,15 @@ async def test_unusual_values_answer_as_graphql_core_does(test_diff: Diff, case:
     else:
         assert slow > 1  # graphql-core's own path completed (and reported) it
     if case in (
-        "awaitable", "awaitable_object", "generator", "awaitable_null", "awaitable_json",
-        "awaitable_slotted", "awaitable_date", "awaitable_json_slotted",
-    ):  # fmt: skip
+        "awaitable",
+        "awaitable_object",
+        "generator",
+        "awaitable_null",
+        "awaitable_json",
+        "awaitable_slotted",
+        "awaitable_date",
+        "awaitable_json_slotted",
+    ):
         assert result.errors is None
 
 

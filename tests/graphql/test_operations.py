@@ -40,8 +40,13 @@ mutation($input: AppendMemoryEventInput!) {
 
 
 async def test_append_replay_and_conflict(run: Any) -> None:
-    payload = {"scope": "ENTITY", "scopeRef": "ent_acme", "kind": "decision",
-               "body": "Raise ROAS target to 4.0", "idempotencyKey": "k1"}  # fmt: skip
+    payload = {
+        "scope": "ENTITY",
+        "scopeRef": "ent_acme",
+        "kind": "decision",
+        "body": "Raise ROAS target to 4.0",
+        "idempotencyKey": "k1",
+    }
     first = (await run(APPEND, input=payload)).data["appendMemoryEvent"]
     assert first["errors"] == [] and first["replayed"] is False
     assert first["event"]["scope"] == "ENTITY" and first["event"]["compressedInto"] is None
@@ -49,10 +54,13 @@ async def test_append_replay_and_conflict(run: Any) -> None:
     assert again["replayed"] is True and again["event"] == first["event"]
     clash = (await run(APPEND, input={**payload, "body": "other"})).data["appendMemoryEvent"]
     assert clash["event"] is None
-    assert clash["errors"] == [{
-        "field": ["input", "idempotencyKey"], "code": "CONFLICT",
-        "message": "idempotencyKey 'k1' was already used for a different event",
-    }]  # fmt: skip
+    assert clash["errors"] == [
+        {
+            "field": ["input", "idempotencyKey"],
+            "code": "CONFLICT",
+            "message": "idempotencyKey 'k1' was already used for a different event",
+        }
+    ]
 
 
 async def test_validation_errors_come_back_in_payloads(run: Any) -> None:
@@ -64,8 +72,9 @@ async def test_validation_errors_come_back_in_payloads(run: Any) -> None:
     good = {"scope": "TEAM", "scopeRef": "u1", "kind": "note", "body": "fine"}
     r = (await run(batch, input=[good, {**good, "kind": "Not A Kind"}, good])).data
     assert r["appendMemoryEvents"] == {
-        "events": [], "errors": [{"field": ["input", "1", "kind"], "code": "INVALID"}]
-    }  # fmt: skip
+        "events": [],
+        "errors": [{"field": ["input", "1", "kind"], "code": "INVALID"}],
+    }
     r = (await run(batch, input=[good, good])).data["appendMemoryEvents"]
     assert len(r["events"]) == 2 and r["errors"] == []
 
@@ -82,8 +91,18 @@ async def test_entry_lifecycle(run: Any) -> None:
     entry = made["entry"]
     assert entry["importance"] == 3 and entry["source"] == "MANUAL" and entry["tags"] == []
     assert entry["sourceEvents"] == {"edges": []}
-    forbidden = (await run(CREATE, input={"scope": "ENTITY", "scopeRef": "e", "title": "t",
-                 "summary": "s", "source": "COMPACTOR"})).data["createMemoryEntry"]  # fmt: skip
+    forbidden = (
+        await run(
+            CREATE,
+            input={
+                "scope": "ENTITY",
+                "scopeRef": "e",
+                "title": "t",
+                "summary": "s",
+                "source": "COMPACTOR",
+            },
+        )
+    ).data["createMemoryEntry"]
     assert forbidden["errors"][0]["code"] == "FORBIDDEN"
     assert forbidden["errors"][0]["field"] == ["input", "source"]
 
@@ -107,9 +126,13 @@ async def test_entry_lifecycle(run: Any) -> None:
 
     delete = "mutation($id: ID!) { deleteMemoryEntry(id: $id) { deletedId errors { code } } }"
     assert (await run(delete, id=entry["id"])).data["deleteMemoryEntry"] == {
-        "deletedId": entry["id"], "errors": []}  # fmt: skip
+        "deletedId": entry["id"],
+        "errors": [],
+    }
     assert (await run(delete, id=entry["id"])).data["deleteMemoryEntry"] == {
-        "deletedId": None, "errors": [{"code": "NOT_FOUND"}]}  # fmt: skip
+        "deletedId": None,
+        "errors": [{"code": "NOT_FOUND"}],
+    }
     gone = await run("query($id: ID!) { memoryEntry(id: $id) { id } }", id=entry["id"])
     assert gone.data == {"memoryEntry": None}
 
@@ -144,18 +167,34 @@ async def test_unexpected_errors_are_masked_and_logged(
 async def test_compressed_into_and_source_events(run: Any, db: TenantDb) -> None:
     ids = []
     for i in range(3):
-        r = await run(APPEND, input={"scope": "ENTITY", "scopeRef": "ent_acme", "kind": "decision",
-                                     "body": f"event {i}"})  # fmt: skip
+        r = await run(
+            APPEND,
+            input={
+                "scope": "ENTITY",
+                "scopeRef": "ent_acme",
+                "kind": "decision",
+                "body": f"event {i}",
+            },
+        )
         ids.append(r.data["appendMemoryEvent"]["event"]["id"])
     now = datetime.now(UTC)
     async with write_transaction(db.engine) as conn:  # what the compactor writes
         summary = await entries.insert_entry(
-            conn, EntryIn(Scope.ENTITY, "ent_acme", "Summary", "three events",
-                          importance=4, source=EntrySource.COMPACTOR), now=now,
-        )  # fmt: skip
-        await conn.execute(insert(entry_sources_table),
-                           [{"entry_id": summary.id, "event_id": e, "position": i}
-                            for i, e in enumerate(ids)])  # fmt: skip
+            conn,
+            EntryIn(
+                Scope.ENTITY,
+                "ent_acme",
+                "Summary",
+                "three events",
+                importance=4,
+                source=EntrySource.COMPACTOR,
+            ),
+            now=now,
+        )
+        await conn.execute(
+            insert(entry_sources_table),
+            [{"entry_id": summary.id, "event_id": e, "position": i} for i, e in enumerate(ids)],
+        )
         await conn.execute(
             update(events_table).values(compressed_at=now, compressed_into=summary.id)
         )

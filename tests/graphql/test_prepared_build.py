@@ -62,9 +62,24 @@ CASES: list[tuple[str, str | None, dict[str, Any] | None, bool]] = [
 
 def _build(build: Any, document: Any, name: str | None, variables: Any) -> Any:
     return build(
-        SCHEMA, document, None, None, variables, name, None, None, None, 50, False, None,
-        None, None, hide_suggestions=False, abort_signal=None, hooks=None,
-    )  # fmt: skip
+        SCHEMA,
+        document,
+        None,
+        None,
+        variables,
+        name,
+        None,
+        None,
+        None,
+        50,
+        False,
+        None,
+        None,
+        None,
+        hide_suggestions=False,
+        abort_signal=None,
+        hooks=None,
+    )
 
 
 def _text(value: Any) -> str:
@@ -166,7 +181,7 @@ DOCUMENTS = [
         "query($f: MemoryEventFilter!) { memoryEvents(filter: $f) { edges { cursor } } }",
         None,
         {"f": {"scope": "ENTITY", "scopeRef": "x"}},
-    ),  # fmt: skip
+    ),
     ("query A { __typename } mutation B { __typename }", "B", None),
     ("{ ...F } fragment F on Query { __typename }", None, None),
 ]
@@ -187,10 +202,13 @@ def _state(executor: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("query,name,variables", DOCUMENTS)
-@pytest.mark.parametrize("options", [
-    (MiddlewareManager(), optimized_is_awaitable, None, False, None, None, None),
-    (None, None, None, True, object(), object(), {"ext": 1}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "options",
+    [
+        (MiddlewareManager(), optimized_is_awaitable, None, False, None, None, None),
+        (None, None, None, True, object(), object(), {"ext": 1}),
+    ],
+)
 def test_create_sets_what_the_constructors_set(
     query: str, name: str | None, variables: Any, options: Any
 ) -> None:
@@ -203,16 +221,39 @@ def test_create_sets_what_the_constructors_set(
     middleware, is_awaitable, is_async_iterable, hide, abort, hooks, extensions = options
     seen_operations.pop(id(prepared.operation), None)
     made = PreparedExecutionContext(
-        core, dict(prepared.fragment_definitions), dict(prepared.fragments), "root", "ctx",
-        prepared.operation, values, default_field_resolver, default_type_resolver,
-        default_field_resolver, False, middleware, is_awaitable, is_async_iterable,
-        hide_suggestions=hide, abort_signal=abort, hooks=hooks, operation_extensions=extensions,
-    )  # fmt: skip
+        core,
+        dict(prepared.fragment_definitions),
+        dict(prepared.fragments),
+        "root",
+        "ctx",
+        prepared.operation,
+        values,
+        default_field_resolver,
+        default_type_resolver,
+        default_field_resolver,
+        False,
+        middleware,
+        is_awaitable,
+        is_async_iterable,
+        hide_suggestions=hide,
+        abort_signal=abort,
+        hooks=hooks,
+        operation_extensions=extensions,
+    )
     seen_operations.pop(id(prepared.operation), None)
     created = PreparedExecutionContext.create(
-        prepared, "root", "ctx", values, middleware, is_awaitable, is_async_iterable, hide,
-        abort, hooks, extensions,
-    )  # fmt: skip
+        prepared,
+        "root",
+        "ctx",
+        values,
+        middleware,
+        is_awaitable,
+        is_async_iterable,
+        hide,
+        abort,
+        hooks,
+        extensions,
+    )
     assert type(created) is type(made)
     assert list(vars(created)) == list(vars(made)) or set(vars(created)) == set(vars(made))
     assert _state(created) == _state(made)
@@ -238,9 +279,11 @@ def test_build_creates_only_where_it_is_the_constructor(monkeypatch: pytest.Monk
 
     def build(cls: Any, **overrides: Any) -> Any:
         arguments: dict[str, Any] = {
-            "field_resolver": None, "middleware": MiddlewareManager(),
-            "operation_extensions": None, **overrides,
-        }  # fmt: skip
+            "field_resolver": None,
+            "middleware": MiddlewareManager(),
+            "operation_extensions": None,
+            **overrides,
+        }
         return cls.build(FAST._schema, document, None, None, None, None, **arguments)
 
     assert type(build(PreparedExecutionContext)) is PreparedExecutionContext

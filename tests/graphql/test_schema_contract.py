@@ -88,8 +88,11 @@ def test_services_import_no_web_framework() -> None:
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             names = (
-                [a.name for a in node.names] if isinstance(node, ast.Import)
-                else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            )  # fmt: skip
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
                 assert name.split(".")[0] not in forbidden, f"{path.name} imports {name}"

@@ -44,9 +44,16 @@ CONTEXT = """query($s: MemoryScope!, $r: String, $q: String, $m: Int) {
 
 
 def _event(n: int, **more: Any) -> dict[str, Any]:
-    return {"scope": "ENTITY", "scopeRef": "acme", "kind": "decision",
-            "body": f"Acme decided on budget {n} ✓", "source": "inbox",
-            "sourceRef": f"m{n}", "occurredAt": AT, **more}  # fmt: skip
+    return {
+        "scope": "ENTITY",
+        "scopeRef": "acme",
+        "kind": "decision",
+        "body": f"Acme decided on budget {n} ✓",
+        "source": "inbox",
+        "sourceRef": f"m{n}",
+        "occurredAt": AT,
+        **more,
+    }
 
 
 OPERATIONS: list[tuple[str, dict[str, Any] | None]] = [
@@ -59,16 +66,39 @@ OPERATIONS: list[tuple[str, dict[str, Any] | None]] = [
     (APPEND, {}),  # required, missing
     (APPEND, None),
     (APPEND, {"i": {"scope": "ENTITY", "scopeRef": "acme", "kind": "k", "body": "x" * 70000}}),
-    ('mutation { appendMemoryEvent(input: {scope: PROJECT, scopeRef: "p", kind: "note", '
-     'body: "literal", occurredAt: "2026-03-02T00:00:00Z"}) { event { kind body scope '
-     "occurredAt } errors { field } } }", None),
+    (
+        'mutation { appendMemoryEvent(input: {scope: PROJECT, scopeRef: "p", kind: "note", '
+        'body: "literal", occurredAt: "2026-03-02T00:00:00Z"}) { event { kind body scope '
+        "occurredAt } errors { field } } }",
+        None,
+    ),
     (APPENDS, {"i": [_event(n) for n in range(3, 6)]}),
     (APPENDS, {"i": [_event(6), {"scope": "ENTITY", "scopeRef": "", "kind": "k", "body": "b"}]}),
     (APPENDS, {"i": []}),
-    (CREATE, {"i": {"scope": "ENTITY", "scopeRef": "acme", "title": "Budget",
-                    "summary": "Acme's budget", "tags": ["budget", "acme"], "importance": 4}}),
-    (CREATE, {"i": {"scope": "ENTITY", "scopeRef": "acme", "title": "Defaults",
-                    "summary": "left to the defaults"}}),
+    (
+        CREATE,
+        {
+            "i": {
+                "scope": "ENTITY",
+                "scopeRef": "acme",
+                "title": "Budget",
+                "summary": "Acme's budget",
+                "tags": ["budget", "acme"],
+                "importance": 4,
+            }
+        },
+    ),
+    (
+        CREATE,
+        {
+            "i": {
+                "scope": "ENTITY",
+                "scopeRef": "acme",
+                "title": "Defaults",
+                "summary": "left to the defaults",
+            }
+        },
+    ),
     (CREATE, {"i": {"scope": "ENTITY", "title": "t", "summary": "s", "importance": 9}}),
     (UPDATE, {"id": "ent_nope", "i": {"title": "x"}}),
     (EVENTS, {"f": {"scope": "ENTITY", "scopeRef": "acme"}, "n": 3}),
@@ -83,8 +113,8 @@ OPERATIONS: list[tuple[str, dict[str, Any] | None]] = [
     (ENTRIES, {"f": {"sources": ["MANUAL", "NOPE"]}}),
     (CONTEXT, {"s": "ENTITY", "r": "acme", "q": "budget", "m": 500}),
     (CONTEXT, {"s": "ENTITY", "r": "acme", "m": None}),
-    ("{ memoryEvent(id: \"evt_nope\") { id } memoryEntry(id: \"ent_nope\") { id } }", None),
-]  # fmt: skip
+    ('{ memoryEvent(id: "evt_nope") { id } memoryEntry(id: "ent_nope") { id } }', None),
+]
 
 _ID = re.compile(r"\b[a-z]{3}_[0-9a-z]{26}\b")
 
@@ -106,8 +136,9 @@ async def _run_all(schema: strawberry.Schema, container: Container, name: str) -
         for query, variables in OPERATIONS:
             for _ in range(2 if query is EVENTS else 1):  # the second from the caches
                 ctx = Context(container=container, db=db, request_id="eq")
-                results.append(await schema.execute(query, variable_values=variables,
-                                                    context_value=ctx))  # fmt: skip
+                results.append(
+                    await schema.execute(query, variable_values=variables, context_value=ctx)
+                )
     return _normalised(results)
 
 

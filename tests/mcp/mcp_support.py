@@ -92,6 +92,7 @@ def jet_server(data_dir: Path, log: Path) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [str(JET), "serve", "--host", "127.0.0.1", "--port", str(port)]
-    with serving(argv, url=url, env=server_env(data_dir), cwd=log.parent, log=log,
-                 startup_seconds=60):  # fmt: skip
+    with serving(
+        argv, url=url, env=server_env(data_dir), cwd=log.parent, log=log, startup_seconds=60
+    ):
         yield url

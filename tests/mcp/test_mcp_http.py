@@ -74,8 +74,12 @@ async def test_the_sdk_client_lists_and_calls_the_tools(
         assert "recall" in (client.instructions or "")
         tools = (await client.list_tools()).tools
         assert [t.name for t in tools] == [
-            "remember", "recall", "search_memory", "save_memory", "forget",
-        ]  # fmt: skip
+            "remember",
+            "recall",
+            "search_memory",
+            "save_memory",
+            "forget",
+        ]
         assert all(t.annotations is not None for t in tools)
         event = structured(
             await client.call_tool(
@@ -134,10 +138,14 @@ async def test_request_ids_metrics_and_logs_without_memory_text(
     secret_text = "the launch code is 0000"
     before = sample("jet_http_requests_total", route="/mcp", method="POST", status="200")
     call = {
-        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "remember", "arguments": {
-            "scope": "institutional", "kind": "note", "body": secret_text}},
-    }  # fmt: skip
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {
+            "name": "remember",
+            "arguments": {"scope": "institutional", "kind": "note", "body": secret_text},
+        },
+    }
     headers = ACCEPT | {"Authorization": f"Bearer {key}", "X-Request-Id": "req-mcp-1"}
     caplog.set_level(logging.DEBUG)
     async with httpx2.AsyncClient(transport=transport) as http:
@@ -163,19 +171,29 @@ async def test_a_tenant_reaches_nothing_of_another_through_any_tool(
             structured(
                 await b.call_tool(
                     "save_memory",
-                    {"scope": "project", "scopeRef": "shared", "title": f"{secret} {i}",
-                     "summary": f"{secret} plan {i}", "tags": ["x"]},
+                    {
+                        "scope": "project",
+                        "scopeRef": "shared",
+                        "title": f"{secret} {i}",
+                        "summary": f"{secret} plan {i}",
+                        "tags": ["x"],
+                    },
                 )
             )["entry"]
             for i in range(3)
-        ]  # fmt: skip
+        ]
         b_event = structured(
             await b.call_tool(
                 "remember",
-                {"scope": "project", "scopeRef": "shared", "kind": "decision",
-                 "body": f"{secret} decided", "idempotencyKey": "same-key"},
+                {
+                    "scope": "project",
+                    "scopeRef": "shared",
+                    "kind": "decision",
+                    "body": f"{secret} decided",
+                    "idempotencyKey": "same-key",
+                },
             )
-        )["event"]  # fmt: skip
+        )["event"]
         b_cursor = structured(await b.call_tool("search_memory", {"limit": 1}))["nextCursor"]
         b_search_cursor = structured(
             await b.call_tool("search_memory", {"query": secret, "limit": 1})
@@ -202,12 +220,20 @@ async def test_a_tenant_reaches_nothing_of_another_through_any_tool(
             ("forget", {"id": b_entries[0]["id"]}),
             ("save_memory", {"id": b_entries[1]["id"], "summary": "overwritten"}),
             ("save_memory", {"id": b_entries[1]["id"], "summary": "x", "expectedVersion": 1}),
-            ("remember", {"scope": "project", "scopeRef": "shared", "kind": "decision",
-                          "body": "A's own", "idempotencyKey": "same-key"}),
+            (
+                "remember",
+                {
+                    "scope": "project",
+                    "scopeRef": "shared",
+                    "kind": "decision",
+                    "body": "A's own",
+                    "idempotencyKey": "same-key",
+                },
+            ),
             ("recall", {"scope": "project", "scopeRef": "shared"}),
             ("remember", {"scope": "project", "scopeRef": b_id, "kind": "k", "body": "t"}),
             ("search_memory", {"scope": "project", "scopeRef": b_id}),
-        ]  # fmt: skip
+        ]
         for name, arguments in calls:
             result = await a.call_tool(name, arguments)
             assert not leaks(result, arguments), (name, arguments, result)
@@ -255,8 +281,11 @@ async def test_the_rate_limit_of_a_key_holds_on_mcp_too(
     headers = ACCEPT | {"Authorization": f"Bearer {key}"}
     async with httpx2.AsyncClient(transport=transport) as http:
         for _ in range(2):
-            spent = await http.post("http://testserver/graphql", json={"query": "{ __typename }"},
-                                    headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+            spent = await http.post(
+                "http://testserver/graphql",
+                json={"query": "{ __typename }"},
+                headers={"Authorization": f"Bearer {key}"},
+            )
             assert spent.status_code == 200
         refused = await http.post(URL, json=LIST, headers=headers)
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 1
@@ -277,6 +306,7 @@ async def test_get_opens_no_stream_it_is_a_405_with_or_without_a_key(container: 
             assert body["error"]["data"]["code"] == "METHOD_NOT_ALLOWED"
             assert "stateless" in body["error"]["message"]
         # POST is served as before.
-        ok = await http.post(f"{base_url}/mcp", json=LIST,
-                             headers=ACCEPT | {"Authorization": f"Bearer {key}"})  # fmt: skip
+        ok = await http.post(
+            f"{base_url}/mcp", json=LIST, headers=ACCEPT | {"Authorization": f"Bearer {key}"}
+        )
         assert ok.status_code == 200 and len(ok.json()["result"]["tools"]) == 5

@@ -70,17 +70,28 @@ async def test_the_sdk_client_over_streamable_http(deployment: Deployment) -> No
         for i in range(3):
             saved = await client.call_tool(
                 "save_memory",
-                {"scope": "project", "scopeRef": "proc", "title": f"Rule {i}",
-                 "summary": f"Release rule {i}", "tags": ["release"], "importance": 4},
-            )  # fmt: skip
+                {
+                    "scope": "project",
+                    "scopeRef": "proc",
+                    "title": f"Rule {i}",
+                    "summary": f"Release rule {i}",
+                    "tags": ["release"],
+                    "importance": 4,
+                },
+            )
             ids.append(structured(saved)["entry"]["id"])
         event = structured(
             await client.call_tool(
                 "remember",
-                {"scope": "project", "scopeRef": "proc", "kind": "decision",
-                 "body": "Ship on Tuesdays.", "idempotencyKey": "proc-1"},
+                {
+                    "scope": "project",
+                    "scopeRef": "proc",
+                    "kind": "decision",
+                    "body": "Ship on Tuesdays.",
+                    "idempotencyKey": "proc-1",
+                },
             )
-        )["event"]  # fmt: skip
+        )["event"]
         recalled = structured(
             await client.call_tool(
                 "recall", {"scope": "project", "scopeRef": "proc", "query": "release"}
@@ -154,8 +165,9 @@ def test_no_bad_or_revoked_key_is_a_401_with_www_authenticate(deployment: Deploy
 
 async def test_jet_memory_mcp_serves_the_tools_over_stdio(deployment: Deployment) -> None:
     env = server_env(deployment.data_dir) | {
-        "JET_URL": deployment.url, "JET_API_KEY": deployment.key("b"),
-    }  # fmt: skip
+        "JET_URL": deployment.url,
+        "JET_API_KEY": deployment.key("b"),
+    }
     params = StdioServerParameters(command=str(JET), args=["mcp"], env=env)
     async with Client(params) as client:
         assert [t.name for t in (await client.list_tools()).tools] == TOOLS
@@ -196,9 +208,13 @@ def test_jet_memory_mcp_says_what_is_wrong(
     if "JET_API_KEY" in env and "JET_URL" not in env:
         env = env | {"JET_URL": deployment.url}
     done = subprocess.run(
-        [str(JET), "mcp"], env=base | env, capture_output=True, text=True, timeout=120,
+        [str(JET), "mcp"],
+        env=base | env,
+        capture_output=True,
+        text=True,
+        timeout=120,
         stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     assert done.returncode == 2, done
     assert says in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""  # nothing on the wire a client reads
@@ -295,9 +311,13 @@ def run_hook(
     script: str, event: dict[str, Any], env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(HOOKS / script)], input=json.dumps(event), env=env,
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [sys.executable, str(HOOKS / script)],
+        input=json.dumps(event),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_session_hooks_as_claude_code_runs_them(deployment: Deployment, tmp_path: Path) -> None:
@@ -305,19 +325,27 @@ def test_session_hooks_as_claude_code_runs_them(deployment: Deployment, tmp_path
     (project / ".git").mkdir(parents=True)
     (project / "src").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")} | {
-        "JET_URL": deployment.url, "JET_API_KEY": deployment.key("a"),
-    }  # fmt: skip
+        "JET_URL": deployment.url,
+        "JET_API_KEY": deployment.key("a"),
+    }
     transcript = tmp_path / "t.jsonl"
     ask, reply = "Add retries to the invoice sender", "Added exponential retries to send_invoice."
     records = [
         {"type": "user", "message": {"role": "user", "content": ask}},
-        {"type": "assistant",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": reply}]}},
+        {
+            "type": "assistant",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": reply}]},
+        },
         {"type": "summary", "summary": "ignored"},
-    ]  # fmt: skip
+    ]
     transcript.write_text("\n".join(json.dumps(r) for r in records))
-    start = {"session_id": "s-1", "cwd": str(project / "src"), "hook_event_name": "SessionStart",
-             "source": "startup", "transcript_path": str(transcript)}  # fmt: skip
+    start = {
+        "session_id": "s-1",
+        "cwd": str(project / "src"),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "transcript_path": str(transcript),
+    }
     first = run_hook("session_start.py", start, env)
     assert first.returncode == 0, first.stderr
     assert "billing-api" in first.stdout and "Nothing remembered yet" in first.stdout
@@ -365,8 +393,9 @@ def test_the_python_snippets_of_the_docs_run_as_written(
     script = tmp_path / "snippet.py"
     script.write_text(doc_block(heading, "python"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("JET_")} | {
-        "JET_URL": deployment.url, "JET_API_KEY": deployment.key("a"),
-    }  # fmt: skip
+        "JET_URL": deployment.url,
+        "JET_API_KEY": deployment.key("a"),
+    }
     done = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
     )
@@ -390,8 +419,9 @@ async def test_the_stdio_configurations_of_the_docs_start_the_proxy(
     http = tomllib.loads(doc_block("Codex", "toml"))["mcp_servers"]["jet-memory"]
     assert http["url"].endswith("/mcp") and http["bearer_token_env_var"] == "JET_API_KEY"
     env = server_env(deployment.data_dir) | {
-        "JET_URL": deployment.url, "JET_API_KEY": deployment.key("a"),
-    }  # fmt: skip
+        "JET_URL": deployment.url,
+        "JET_API_KEY": deployment.key("a"),
+    }
     command = str(JET) if desktop["command"] == "jet-memory" else desktop["command"]
     async with Client(StdioServerParameters(command=command, args=desktop["args"], env=env)) as c:
         assert [t.name for t in (await c.list_tools()).tools] == TOOLS
@@ -405,8 +435,9 @@ async def test_the_stdio_proxy_reports_a_server_gone_mid_session(
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(jet_server(deployment.data_dir, tmp_path / "gone.log"))
         env = server_env(deployment.data_dir) | {
-            "JET_URL": url, "JET_API_KEY": deployment.key("a"),
-        }  # fmt: skip
+            "JET_URL": url,
+            "JET_API_KEY": deployment.key("a"),
+        }
         params = StdioServerParameters(command=str(JET), args=["mcp"], env=env)
         async with Client(params) as client:
             assert structured(await client.call_tool("search_memory", {"limit": 1}))

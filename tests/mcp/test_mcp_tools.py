@@ -64,13 +64,23 @@ async def test_remember_replays_an_idempotency_key_and_refuses_its_reuse(db: Ten
 
 async def test_recall_packs_entries_and_events_and_cites_their_ids(db: TenantDb) -> None:
     saved, _ = await ok(
-        db, "save_memory", scope="entity", scopeRef="acme", title="Acme pays net 60",
-        summary="Acme's contract: invoices due in 60 days.", tags=["billing"], importance=5,
-    )  # fmt: skip
+        db,
+        "save_memory",
+        scope="entity",
+        scopeRef="acme",
+        title="Acme pays net 60",
+        summary="Acme's contract: invoices due in 60 days.",
+        tags=["billing"],
+        importance=5,
+    )
     event, _ = await ok(
-        db, "remember", scope="entity", scopeRef="acme", kind="call_summary",
+        db,
+        "remember",
+        scope="entity",
+        scopeRef="acme",
+        kind="call_summary",
         body="Call with Acme: renewal in March.",
-    )  # fmt: skip
+    )
     other, _ = await ok(db, "remember", scope="entity", scopeRef="globex", kind="note", body="x")
     got, text = await ok(db, "recall", scope="entity", scopeRef="acme", query="invoices")
     assert got["entryIds"] == [saved["entry"]["id"]]
@@ -90,9 +100,14 @@ async def test_search_memory_pages_with_its_cursor(db: TenantDb) -> None:
     ids = set()
     for i in range(5):
         saved, _ = await ok(
-            db, "save_memory", scope="project", scopeRef="p1", title=f"Fact {i}",
-            summary=f"Deployment fact number {i}", tags=["deploy"],
-        )  # fmt: skip
+            db,
+            "save_memory",
+            scope="project",
+            scopeRef="p1",
+            title=f"Fact {i}",
+            summary=f"Deployment fact number {i}",
+            tags=["deploy"],
+        )
         ids.add(saved["entry"]["id"])
     await ok(db, "save_memory", scope="project", scopeRef="p2", title="Else", summary="deploy")
     for query in (None, "deployment"):
@@ -150,47 +165,124 @@ async def test_save_memory_updates_with_expected_version_and_forget_deletes(
         ("remember", {"kind": "a", "body": "b"}, "INVALID", "scope", "required"),
         ("remember", {"scope": "galaxy", "kind": "a", "body": "b"}, "INVALID", "scope", "entity"),
         ("remember", {"scope": "entity", "kind": "a", "body": "b"}, "INVALID", "scopeRef", ""),
-        ("remember", {"scope": "institutional", "kind": "Bad Kind", "body": "b"}, "INVALID",
-         "kind", "snake_case"),
-        ("remember", {"scope": "institutional", "kind": "k", "body": "x" * 70_000}, "TOO_LARGE",
-         "body", str(limits.EVENT_BODY_MAX_BYTES)),
-        ("remember", {"scope": "institutional", "kind": "k", "body": "b", "occurredAt": "soon"},
-         "INVALID", "occurredAt", "ISO 8601"),
-        ("remember", {"scope": "institutional", "kind": "k", "body": "b",
-                      "occurredAt": (datetime.now(UTC) + timedelta(days=3)).isoformat()},
-         "INVALID", "occurredAt", f"{limits.FUTURE_SKEW_HOURS} hours"),
-        ("remember", {"scope": "team", "scopeRef": "r" * 201, "kind": "k", "body": "b"},
-         "TOO_LARGE", "scopeRef", str(limits.REF_MAX_CHARS)),
-        ("remember", {"scope": "institutional", "kind": "k", "body": "b", "tenant": "ten_x"},
-         "INVALID", "tenant", "not an argument"),
+        (
+            "remember",
+            {"scope": "institutional", "kind": "Bad Kind", "body": "b"},
+            "INVALID",
+            "kind",
+            "snake_case",
+        ),
+        (
+            "remember",
+            {"scope": "institutional", "kind": "k", "body": "x" * 70_000},
+            "TOO_LARGE",
+            "body",
+            str(limits.EVENT_BODY_MAX_BYTES),
+        ),
+        (
+            "remember",
+            {"scope": "institutional", "kind": "k", "body": "b", "occurredAt": "soon"},
+            "INVALID",
+            "occurredAt",
+            "ISO 8601",
+        ),
+        (
+            "remember",
+            {
+                "scope": "institutional",
+                "kind": "k",
+                "body": "b",
+                "occurredAt": (datetime.now(UTC) + timedelta(days=3)).isoformat(),
+            },
+            "INVALID",
+            "occurredAt",
+            f"{limits.FUTURE_SKEW_HOURS} hours",
+        ),
+        (
+            "remember",
+            {"scope": "team", "scopeRef": "r" * 201, "kind": "k", "body": "b"},
+            "TOO_LARGE",
+            "scopeRef",
+            str(limits.REF_MAX_CHARS),
+        ),
+        (
+            "remember",
+            {"scope": "institutional", "kind": "k", "body": "b", "tenant": "ten_x"},
+            "INVALID",
+            "tenant",
+            "not an argument",
+        ),
         ("recall", {"scope": "institutional", "maxTokens": 10}, "INVALID", "maxTokens", "64"),
-        ("recall", {"scope": "institutional", "maxTokens": "many"}, "INVALID", "maxTokens",
-         "integer"),
-        ("recall", {"scope": "institutional", "query": "q" * 1001}, "TOO_LARGE", "query",
-         str(limits.SEARCH_MAX_CHARS)),
+        (
+            "recall",
+            {"scope": "institutional", "maxTokens": "many"},
+            "INVALID",
+            "maxTokens",
+            "integer",
+        ),
+        (
+            "recall",
+            {"scope": "institutional", "query": "q" * 1001},
+            "TOO_LARGE",
+            "query",
+            str(limits.SEARCH_MAX_CHARS),
+        ),
         ("search_memory", {"limit": 101}, "INVALID", "limit", str(limits.PAGE_MAX)),
         ("search_memory", {"cursor": "garbage"}, "INVALID", "cursor", "cursor"),
-        ("search_memory", {"query": "q" * 1001}, "TOO_LARGE", "query",
-         str(limits.SEARCH_MAX_CHARS)),
+        (
+            "search_memory",
+            {"query": "q" * 1001},
+            "TOO_LARGE",
+            "query",
+            str(limits.SEARCH_MAX_CHARS),
+        ),
         ("search_memory", {"minImportance": 9}, "INVALID", "minImportance", "1 to 5"),
         ("search_memory", {"tags": "x"}, "INVALID", "tags", "list"),
-        ("save_memory", {"scope": "institutional", "title": "t"}, "INVALID", "summary",
-         "required"),
-        ("save_memory", {"scope": "institutional", "title": "t", "summary": "s",
-                         "tags": [f"t{i}" for i in range(21)]}, "TOO_LARGE", "tags",
-         str(limits.TAGS_MAX)),
-        ("save_memory", {"scope": "institutional", "title": "t" * 201, "summary": "s"},
-         "TOO_LARGE", "title", str(limits.TITLE_MAX_CHARS)),
-        ("save_memory", {"scope": "institutional", "title": "t", "summary": "s",
-                         "importance": 6}, "INVALID", "importance", "1 to 5"),
-        ("save_memory", {"scope": "institutional", "title": "t", "summary": "s",
-                         "source": "compactor"}, "INVALID", "source", "reserved"),
-        ("save_memory", {"scope": "institutional", "title": "t", "summary": "s",
-                         "expectedVersion": 1}, "INVALID", "expectedVersion", "id"),
+        ("save_memory", {"scope": "institutional", "title": "t"}, "INVALID", "summary", "required"),
+        (
+            "save_memory",
+            {
+                "scope": "institutional",
+                "title": "t",
+                "summary": "s",
+                "tags": [f"t{i}" for i in range(21)],
+            },
+            "TOO_LARGE",
+            "tags",
+            str(limits.TAGS_MAX),
+        ),
+        (
+            "save_memory",
+            {"scope": "institutional", "title": "t" * 201, "summary": "s"},
+            "TOO_LARGE",
+            "title",
+            str(limits.TITLE_MAX_CHARS),
+        ),
+        (
+            "save_memory",
+            {"scope": "institutional", "title": "t", "summary": "s", "importance": 6},
+            "INVALID",
+            "importance",
+            "1 to 5",
+        ),
+        (
+            "save_memory",
+            {"scope": "institutional", "title": "t", "summary": "s", "source": "compactor"},
+            "INVALID",
+            "source",
+            "reserved",
+        ),
+        (
+            "save_memory",
+            {"scope": "institutional", "title": "t", "summary": "s", "expectedVersion": 1},
+            "INVALID",
+            "expectedVersion",
+            "id",
+        ),
         ("forget", {}, "INVALID", "id", "required"),
         ("nonexistent", {}, "NOT_FOUND", None, "remember"),
     ],
-)  # fmt: skip
+)
 async def test_bad_arguments_are_tool_errors_naming_the_field_and_the_limit(
     db: TenantDb, tool: str, arguments: dict[str, Any], code: str, field: str | None, says: str
 ) -> None:

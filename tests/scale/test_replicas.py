@@ -71,9 +71,11 @@ RACE = "folded by another run meanwhile"
 # (half per API) run until the compaction rounds are done; SHARED_PAIRS same-key sends.
 Bucket = tuple[str, str | None]  # (scope, scopeRef)
 SEED_BUCKETS: list[Bucket] = [("ENTITY", f"ent_{i:02d}") for i in range(8)] + [
-    ("PROJECT", "prj_apollo"), ("PROJECT", "prj_zeus"), ("TEAM", "team_ops"),
+    ("PROJECT", "prj_apollo"),
+    ("PROJECT", "prj_zeus"),
+    ("TEAM", "team_ops"),
     ("INSTITUTIONAL", None),
-]  # fmt: skip
+]
 NEW_BUCKETS: list[Bucket] = [
     ("ENTITY", "ent_late_a"),
     ("ENTITY", "ent_late_b"),
@@ -183,8 +185,13 @@ def cluster(pg_server_url: str, redis_url: str, tmp_path: Path) -> Iterator[Clus
             role_env = env(role)  # cwd: its own dir, so no stray .env is read
             log = tmp_path / role / f"{role}.log"
             with log.open("wb") as out:
-                proc = subprocess.Popen([str(JET), *args], env=role_env, cwd=log.parent,
-                                        stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+                proc = subprocess.Popen(
+                    [str(JET), *args],
+                    env=role_env,
+                    cwd=log.parent,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
             procs.append(proc)
             return proc, log
 
@@ -197,9 +204,13 @@ def cluster(pg_server_url: str, redis_url: str, tmp_path: Path) -> Iterator[Clus
         # Meanwhile (every process migrates the fresh database as it starts, as replicas
         # deployed together would): the tenant and its key, by the CLI.
         made = subprocess.run(
-            [str(JET), "tenants", "create", "scale"], env=env("cli"), cwd=tmp_path,
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            [str(JET), "tenants", "create", "scale"],
+            env=env("cli"),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert made.returncode == 0, made.stderr
         tenant_id = re.search(r"\btenant (ten_[0-9a-z]+)\b", made.stdout)
         assert tenant_id, made.stdout
@@ -209,10 +220,14 @@ def cluster(pg_server_url: str, redis_url: str, tmp_path: Path) -> Iterator[Clus
         for proc, log in workers:
             _wait_until("worker ready", functools.partial(_logged, log, "worker ready"), proc, log)
         yield Cluster(
-            apis=[url for url, _, _ in apis], key=key, tenant_id=tenant_id[1],
-            dsn=asyncpg_dsn(db_url), redis_url=redis_url,
-            worker_logs=[log for _, log in workers], api_logs=[log for _, _, log in apis],
-        )  # fmt: skip
+            apis=[url for url, _, _ in apis],
+            key=key,
+            tenant_id=tenant_id[1],
+            dsn=asyncpg_dsn(db_url),
+            redis_url=redis_url,
+            worker_logs=[log for _, log in workers],
+            api_logs=[log for _, _, log in apis],
+        )
     finally:
         for proc in procs:  # SIGTERM to all first: they shut down in parallel
             if proc.poll() is None:
@@ -258,12 +273,15 @@ class Workload:
         days = rng.uniform(AGE_DAYS + 5, 700) if old else rng.uniform(0, AGE_DAYS - 30)
         kind = rng.choice(["call_summary", "decision", "campaign_change", "sentiment_shift"])
         return {
-            "scope": scope, "scopeRef": ref, "kind": kind,
+            "scope": scope,
+            "scopeRef": ref,
+            "kind": kind,
             "body": f"Event {self._n}: {kind.replace('_', ' ')} for {ref or 'the agency'}, "
-                    f"budget {rng.randint(1, 90)}k, follow-up on day {rng.randint(1, 28)}.",
-            "source": "scale-test", "sourceRef": f"src-{self._n:06d}",
+            f"budget {rng.randint(1, 90)}k, follow-up on day {rng.randint(1, 28)}.",
+            "source": "scale-test",
+            "sourceRef": f"src-{self._n:06d}",
             "occurredAt": _iso(self.now - timedelta(days=days)),
-        }  # fmt: skip
+        }
 
     # --- one request, through GraphQL or REST, to one API
 
@@ -642,9 +660,13 @@ async def _verify(
     )
     assert all(n < MIN_EVENTS for n in left.values()), left
     return {
-        "compressed": compressed, "entries": len(compactor), "runs": len(runs),
-        "statuses": statuses, "races": races, "raced_runs": raced_runs,
-    }  # fmt: skip
+        "compressed": compressed,
+        "entries": len(compactor),
+        "runs": len(runs),
+        "statuses": statuses,
+        "races": races,
+        "raced_runs": raced_runs,
+    }
 
 
 def _json_list(value: Any) -> list[str]:

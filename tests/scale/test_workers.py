@@ -71,8 +71,16 @@ def apis(
         started: dict[str, tuple[str, subprocess.Popen[bytes]]] = {}
         for name in names:
             url = f"http://127.0.0.1:{ports[name]}"
-            argv = [str(JET), "serve", "--host", "127.0.0.1", "--port", str(ports[name]),
-                    "--workers", str(workers)]  # fmt: skip
+            argv = [
+                str(JET),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(ports[name]),
+                "--workers",
+                str(workers),
+            ]
             proc = stack.enter_context(
                 serving(
                     argv,
@@ -81,7 +89,7 @@ def apis(
                     cwd=tmp_path,
                     log=tmp_path / f"{name}.log",
                     startup_seconds=STARTUP_SECONDS,
-                )  # fmt: skip
+                )
             )
             started[name] = (url, proc)
         yield started
@@ -106,8 +114,13 @@ def new_tenant(env: dict[str, str], tmp_path: Path) -> tuple[str, str]:
 
 
 def event(ref: str, body: str = "") -> dict[str, Any]:
-    return {"scope": "entity", "scopeRef": "ent_1", "kind": "note",
-            "body": body or f"event {ref}", "sourceRef": ref}  # fmt: skip
+    return {
+        "scope": "entity",
+        "scopeRef": "ent_1",
+        "kind": "note",
+        "body": body or f"event {ref}",
+        "sourceRef": ref,
+    }
 
 
 # --------------------------------------------------------------- appends, two processes
@@ -127,8 +140,7 @@ async def test_appends_to_one_tenant_through_two_processes_at_once(
 
             async def batch(w: int, n: int) -> None:
                 items = [event(f"w{w}-{n}-{i}") for i in range(5)]
-                r = await client.post(f"{urls[n % 2]}/memory/events", json=items,
-                                      headers=headers)  # fmt: skip
+                r = await client.post(f"{urls[n % 2]}/memory/events", json=items, headers=headers)
                 statuses.append((r.status_code, r.text[:200]))
                 if r.status_code == 201:
                     for e in r.json()["items"]:
@@ -137,15 +149,21 @@ async def test_appends_to_one_tenant_through_two_processes_at_once(
             async def keyed(n: int) -> None:
                 # The same key through both processes at the same moment.
                 same = [
-                    client.post(f"{url}/memory/events", json=event(f"same-{n}"),
-                                headers=headers | {"Idempotency-Key": f"same-{n}"})
+                    client.post(
+                        f"{url}/memory/events",
+                        json=event(f"same-{n}"),
+                        headers=headers | {"Idempotency-Key": f"same-{n}"},
+                    )
                     for url in urls
-                ]  # fmt: skip
+                ]
                 other = [
-                    client.post(f"{url}/memory/events", json=event(f"diff-{n}", f"body {i}"),
-                                headers=headers | {"Idempotency-Key": f"diff-{n}"})
+                    client.post(
+                        f"{url}/memory/events",
+                        json=event(f"diff-{n}", f"body {i}"),
+                        headers=headers | {"Idempotency-Key": f"diff-{n}"},
+                    )
                     for i, url in enumerate(urls)
-                ]  # fmt: skip
+                ]
                 r1, r2, d1, d2 = await asyncio.gather(*same, *other)
                 assert sorted((r1.status_code, r2.status_code)) == [200, 201], (r1.text, r2.text)
                 assert r1.json()["id"] == r2.json()["id"]
@@ -210,8 +228,12 @@ def test_caches_never_serve_a_page_older_than_another_process_s_write(
             return {e["title"] for e in r.json()["data"]["memoryContext"]["entries"]}
 
         def create(url: str, title: str) -> str:
-            body = {"scope": "entity", "scopeRef": "ent_1", "title": title,
-                    "summary": f"{title}: the quokka account"}  # fmt: skip
+            body = {
+                "scope": "entity",
+                "scopeRef": "ent_1",
+                "title": title,
+                "summary": f"{title}: the quokka account",
+            }
             r = client.post(f"{url}/memory", json=body, headers=headers)
             assert r.status_code == 201, r.text
             return str(r.json()["id"])
@@ -263,23 +285,27 @@ async def test_tenants_created_opened_and_revoked_across_processes(
         async with httpx.AsyncClient(timeout=30) as client:
             # Both processes open (and so migrate) the new tenant's database at once.
             headers = {"Authorization": f"Bearer {late_key}"}
-            answers = await asyncio.gather(*(
-                client.post(f"{urls[i % 2]}/memory/events", json=event(f"first-{i}"),
-                            headers=headers)
-                for i in range(16)
-            ))  # fmt: skip
+            answers = await asyncio.gather(
+                *(
+                    client.post(
+                        f"{urls[i % 2]}/memory/events", json=event(f"first-{i}"), headers=headers
+                    )
+                    for i in range(16)
+                )
+            )
             assert [r.status_code for r in answers] == [201] * 16, [r.text for r in answers]
             assert len(await stored_events(env, tenant_id)) == 16
 
             # Tenants created by CLI processes at once, while both servers run.
-            created = await asyncio.gather(*(
-                asyncio.to_thread(new_tenant, env, tmp_path) for _ in range(3)
-            ))  # fmt: skip
+            created = await asyncio.gather(
+                *(asyncio.to_thread(new_tenant, env, tmp_path) for _ in range(3))
+            )
             assert len({t for t, _ in created}) == 3
             for _, key in created:
                 for url in urls:
-                    r = await client.get(f"{url}/memory/events",
-                                         headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+                    r = await client.get(
+                        f"{url}/memory/events", headers={"Authorization": f"Bearer {key}"}
+                    )
                     assert r.status_code == 200, r.text
 
             # A key revoked through the CLI stops working in both within the auth cache.
@@ -327,8 +353,9 @@ def worker_pids(parent: int) -> set[int]:
 
 def healthz_count(client: httpx.Client, url: str) -> float:
     text = client.get(f"{url}/metrics").text
-    m = re.search(r'jet_http_requests_total\{method="GET",route="/healthz",status="200"\} (\S+)',
-                  text)  # fmt: skip
+    m = re.search(
+        r'jet_http_requests_total\{method="GET",route="/healthz",status="200"\} (\S+)', text
+    )
     return float(m.group(1)) if m else 0.0
 
 
@@ -350,8 +377,9 @@ def test_workers_share_a_port_sum_their_metrics_and_a_killed_one_is_replaced(
             # each new connection to whichever worker accepts first).
             baseline = healthz_count(client, url)
             n = 0
-            while {p.name.rsplit("_", 1)[1] for p in Path(directory.group(1)).glob("counter_*")
-                   } < {f"{p}.db" for p in first}:  # fmt: skip
+            while {p.name.rsplit("_", 1)[1] for p in Path(directory.group(1)).glob("counter_*")} < {
+                f"{p}.db" for p in first
+            }:
                 asyncio.run(_many_healthz(url, 64))
                 n += 64
                 assert n < 64 * 50, "one worker took every connection"

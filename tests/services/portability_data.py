@@ -73,19 +73,27 @@ async def fill(
     old = NOW - timedelta(days=200)
     batch = [
         EventIn(
-            scope=Scope.ENTITY, scope_ref=ref, kind="call_summary",
+            scope=Scope.ENTITY,
+            scope_ref=ref,
+            kind="call_summary",
             body=f"Call {i} with {ref}: ROAS target {i}.0, budget moves to search.",
-            source="inbox", source_ref=f"msg_{i}",
-            occurred_at=old + timedelta(hours=i), idempotency_key=f"{ref}-old-{i}",
+            source="inbox",
+            source_ref=f"msg_{i}",
+            occurred_at=old + timedelta(hours=i),
+            idempotency_key=f"{ref}-old-{i}",
         )
         for i in range(5)
-    ]  # fmt: skip
+    ]
     batch += [
-        EventIn(scope=Scope.ENTITY, scope_ref=ref, kind="decision",
-                body=f"Recent decision {i} for {ref} on the display budget.",
-                occurred_at=NOW - timedelta(days=i))
+        EventIn(
+            scope=Scope.ENTITY,
+            scope_ref=ref,
+            kind="decision",
+            body=f"Recent decision {i} for {ref} on the display budget.",
+            occurred_at=NOW - timedelta(days=i),
+        )
         for i in range(4)
-    ]  # fmt: skip
+    ]
     batch.append(
         EventIn(
             scope=Scope.INSTITUTIONAL,
@@ -96,26 +104,48 @@ async def fill(
         )
     )
     await events.append_events(db, batch)
-    await entries.create_entry(db, EntryIn(
-        scope=Scope.ENTITY, scope_ref=ref, title=f"{ref} ROAS target is 4.0",
-        summary="Agreed on the quarterly call.", tags=["decision", "roas"], importance=4,
-        source=EntrySource.CALL,
-    ))  # fmt: skip
-    second = await entries.create_entry(db, EntryIn(
-        scope=Scope.INSTITUTIONAL, scope_ref=None, title="Reports go out on Mondays",
-        summary="Weekly cadence for every client.", tags=["process"], importance=3,
-        source=EntrySource.MANUAL,
-    ))  # fmt: skip
+    await entries.create_entry(
+        db,
+        EntryIn(
+            scope=Scope.ENTITY,
+            scope_ref=ref,
+            title=f"{ref} ROAS target is 4.0",
+            summary="Agreed on the quarterly call.",
+            tags=["decision", "roas"],
+            importance=4,
+            source=EntrySource.CALL,
+        ),
+    )
+    second = await entries.create_entry(
+        db,
+        EntryIn(
+            scope=Scope.INSTITUTIONAL,
+            scope_ref=None,
+            title="Reports go out on Mondays",
+            summary="Weekly cadence for every client.",
+            tags=["process"],
+            importance=3,
+            source=EntrySource.MANUAL,
+        ),
+    )
     await entries.update_entry(
         db, second.id, EntryPatch(importance=5, tags=["process", "weekly"]), by="key_portability"
     )
     run = await compaction.compact_tenant(container, tenant_id, trigger=RunTrigger.CLI, now=NOW)
     assert run.events_compressed == 5, run
     async with write_transaction(db.engine) as conn:
-        await conn.execute(insert(llm_calls_table).values(
-            id=ids.new_id(ids.LLM_CALL), run_id=run.id, created_at=NOW, model="m", status="done",
-            estimated_tokens=10, prompt_tokens=8, completion_tokens=2,
-        ))  # fmt: skip
+        await conn.execute(
+            insert(llm_calls_table).values(
+                id=ids.new_id(ids.LLM_CALL),
+                run_id=run.id,
+                created_at=NOW,
+                model="m",
+                status="done",
+                estimated_tokens=10,
+                prompt_tokens=8,
+                completion_tokens=2,
+            )
+        )
 
 
 async def _all_pages(fetch: Any) -> list[Any]:
@@ -165,7 +195,12 @@ async def answers(db: TenantDb, *, ref: str = "ent_acme") -> tuple[dict[str, Any
         )
     for query, into in ((None, plain), ("What is the ROAS target?", ranked)):
         into[f"context {query}"] = await loader.load_context(
-            db, scope=Scope.ENTITY, scope_ref=ref, query=query, max_tokens=2000,
-            include_institutional=True, now=NOW,
-        )  # fmt: skip
+            db,
+            scope=Scope.ENTITY,
+            scope_ref=ref,
+            query=query,
+            max_tokens=2000,
+            include_institutional=True,
+            now=NOW,
+        )
     return plain, ranked

@@ -407,9 +407,12 @@ class Unreliable:
         if "ent_bad" in scope_label:
             raise ZeroDivisionError("Priya's $45,000")  # its text must never be recorded
         return SummaryResult(
-            title=f"{scope_label}: {period_label}", body="- Summarised.",
-            model=self.name, prompt_tokens=100, completion_tokens=20,
-        )  # fmt: skip
+            title=f"{scope_label}: {period_label}",
+            body="- Summarised.",
+            model=self.name,
+            prompt_tokens=100,
+            completion_tokens=20,
+        )
 
 
 async def test_an_unexpected_error_fails_only_its_bucket(db: TenantDb, settings: Settings) -> None:
@@ -548,9 +551,13 @@ async def test_a_call_that_would_exceed_the_budget_is_not_made(
     # settles at its actual 120, so the second would need ~830 of the 800.
     policy = TenantPolicy(db.tenant_id, budget_daily_tokens=800)
     result = await run(
-        db, via(gw, http), settings, policy=policy,
-        compaction_max_output_tokens=200, compaction_concurrency=1,
-    )  # fmt: skip
+        db,
+        via(gw, http),
+        settings,
+        policy=policy,
+        compaction_max_output_tokens=200,
+        compaction_concurrency=1,
+    )
     assert result.status is RunStatus.PARTIAL and result.budget_exceeded
     [problem] = result.problems
     assert re.fullmatch(
@@ -568,19 +575,25 @@ async def test_a_call_that_would_exceed_the_budget_is_not_made(
 
     # Tomorrow the daily budget is fresh; the monthly one remembers today.
     tomorrow = await compaction.run_compaction(
-        db, policy=replace(policy, budget_monthly_tokens=800), summariser=via(gw, http),
+        db,
+        policy=replace(policy, budget_monthly_tokens=800),
+        summariser=via(gw, http),
         settings=settings.model_copy(update={"compaction_max_output_tokens": 200}),
-        trigger="cron", now=NOW + timedelta(days=1),
-    )  # fmt: skip
+        trigger="cron",
+        now=NOW + timedelta(days=1),
+    )
     assert tomorrow.budget_exceeded
     assert "monthly budget 800 (jet-memory tenants configure " in tomorrow.problems[0]
     assert "--budget-monthly-tokens) has " in tomorrow.problems[0]
     assert len(gw.received) == 1
     next_month = await compaction.run_compaction(
-        db, policy=replace(policy, budget_monthly_tokens=800), summariser=via(gw, http),
+        db,
+        policy=replace(policy, budget_monthly_tokens=800),
+        summariser=via(gw, http),
         settings=settings.model_copy(update={"compaction_max_output_tokens": 200}),
-        trigger="cron", now=NOW + timedelta(days=30),
-    )  # fmt: skip
+        trigger="cron",
+        now=NOW + timedelta(days=30),
+    )
     assert next_month.status is RunStatus.SUCCEEDED and len(gw.received) == 2
 
 
@@ -608,7 +621,7 @@ async def test_unsettled_reservations_count_against_the_budget(
                 estimated_tokens=5500,
                 prompt_tokens=0,
                 completion_tokens=0,
-            )  # fmt: skip
+            )
         )
     policy = TenantPolicy(db.tenant_id, budget_daily_tokens=6000)
     result = await run(db, via(gw, http), settings, policy=policy)
@@ -775,7 +788,7 @@ async def insert_running(db: TenantDb, run_id: str, *, started: timedelta, **val
                 entries_created=[],
                 summariser="model-a",
                 **values,
-            )  # fmt: skip
+            )
         )
 
 
@@ -793,24 +806,52 @@ async def test_a_dead_running_run_is_marked_interrupted(db: TenantDb, settings: 
         await insert_running(db, "run_legacy_young", started=window / 2)
         # Another host's runs: only the heartbeat tells.
         elsewhere = {"owner_host": f"not-{here}", "owner_pid": exited.pid}
-        await insert_running(db, "run_away_silent", started=window * 3, **elsewhere,
-                             heartbeat_at=NOW - window - timedelta(seconds=1))  # fmt: skip
-        await insert_running(db, "run_away_beating", started=window * 30, **elsewhere,
-                             heartbeat_at=NOW - window / 2)  # fmt: skip
+        await insert_running(
+            db,
+            "run_away_silent",
+            started=window * 3,
+            **elsewhere,
+            heartbeat_at=NOW - window - timedelta(seconds=1),
+        )
+        await insert_running(
+            db, "run_away_beating", started=window * 30, **elsewhere, heartbeat_at=NOW - window / 2
+        )
         # This host's: a gone process is marked at once, however fresh its heartbeat.
-        await insert_running(db, "run_here_gone", started=timedelta(seconds=5), owner_host=here,
-                             owner_pid=exited.pid, heartbeat_at=NOW, buckets_considered=5,
-                             buckets_compacted=2, periods=3, events_compressed=9)  # fmt: skip
-        await insert_running(db, "run_here_alive", started=timedelta(seconds=5), owner_host=here,
-                             owner_pid=alive.pid, heartbeat_at=NOW)  # fmt: skip
+        await insert_running(
+            db,
+            "run_here_gone",
+            started=timedelta(seconds=5),
+            owner_host=here,
+            owner_pid=exited.pid,
+            heartbeat_at=NOW,
+            buckets_considered=5,
+            buckets_compacted=2,
+            periods=3,
+            events_compressed=9,
+        )
+        await insert_running(
+            db,
+            "run_here_alive",
+            started=timedelta(seconds=5),
+            owner_host=here,
+            owner_pid=alive.pid,
+            heartbeat_at=NOW,
+        )
         await run(db, BuiltinSummariser(), settings)
     finally:
         alive.kill()
         await alive.wait()
-    got = {r: await compaction.get_run(db, r) for r in (
-        "run_legacy_old", "run_legacy_young", "run_away_silent", "run_away_beating",
-        "run_here_gone", "run_here_alive",
-    )}  # fmt: skip
+    got = {
+        r: await compaction.get_run(db, r)
+        for r in (
+            "run_legacy_old",
+            "run_legacy_young",
+            "run_away_silent",
+            "run_away_beating",
+            "run_here_gone",
+            "run_here_alive",
+        )
+    }
     status = {r: (g.status if g else None) for r, g in got.items()}
     assert status == {
         "run_legacy_old": RunStatus.FAILED,
@@ -925,7 +966,7 @@ async def test_runs_are_listed_newest_first(db: TenantDb, settings: Settings) ->
                 settings=settings,
                 trigger="cron",
                 now=NOW + timedelta(days=day),
-            )  # fmt: skip
+            )
         )
     seen: list[str] = []
     after = None
@@ -964,9 +1005,13 @@ async def test_compact_tenant_uses_the_tenants_gateway_policy(
 ) -> None:
     await seed(db, "ent_acme", [300, 200, 100], body=f"Write to {SECRETS['email']}.")
     await policies.configure_tenant(
-        container.control, tenant.id, gateway_url=gw.base_url, gateway_key="gk-secret-123",
-        models=["tenant-model", "tenant-fallback"], gateway_timeout_s=5,
-    )  # fmt: skip
+        container.control,
+        tenant.id,
+        gateway_url=gw.base_url,
+        gateway_key="gk-secret-123",
+        models=["tenant-model", "tenant-fallback"],
+        gateway_timeout_s=5,
+    )
     result = await compact_tenant(container, tenant.id, trigger="cron", now=NOW, http=http)
     assert result.summariser == "tenant-model" and result.status is RunStatus.SUCCEEDED
     [request] = gw.received
@@ -996,9 +1041,9 @@ async def test_an_answer_over_the_settings_cap_is_recorded_and_leaves_the_bucket
     await policies.configure_tenant(
         container.control, tenant.id, gateway_url=gw.base_url, models=["m"]
     )
-    capped = replace(container, settings=container.settings.model_copy(
-        update={"gateway_max_answer_bytes": 1024}
-    ))  # fmt: skip
+    capped = replace(
+        container, settings=container.settings.model_copy(update={"gateway_max_answer_bytes": 1024})
+    )
     gw.script = [ok("Acme: Q1\n\n" + "x" * 4096)]
     result = await compact_tenant(capped, tenant.id, trigger="cli", now=NOW, http=http)
     assert result.status is RunStatus.FAILED and result.buckets_compacted == 0
@@ -1024,8 +1069,10 @@ async def test_the_redacted_events_are_what_a_period_is_sized_by(
     assert result.status is RunStatus.SUCCEEDED and result.periods > 1
     for request in gw.received:
         assert estimate_messages_tokens(request.messages) <= 1000
-    assert Counter(e.node.compressed_into is not None for e in (await events.list_events(
-        db, EventFilter(), first=100, after=None)).edges) == {True: 60}  # fmt: skip
+    assert Counter(
+        e.node.compressed_into is not None
+        for e in (await events.list_events(db, EventFilter(), first=100, after=None)).edges
+    ) == {True: 60}
 
 
 @pytest.mark.parametrize("at", ["2026-01-01T00:00:00", "not-a-date", "9999-99-99"])

@@ -40,15 +40,24 @@ async def test_a_long_bucket_folds_into_entries_that_fit_three_to_a_context(
     db: TenantDb, settings: Settings
 ) -> None:
     batch = [
-        EventIn(Scope.ENTITY, "acme", "chat_turn", turn(i),
-                occurred_at=NOW - timedelta(days=400 - i * 0.5))
+        EventIn(
+            Scope.ENTITY,
+            "acme",
+            "chat_turn",
+            turn(i),
+            occurred_at=NOW - timedelta(days=400 - i * 0.5),
+        )
         for i in range(300)
-    ]  # fmt: skip
+    ]
     appended = await events.append_events(db, batch)
     run = await compaction.run_compaction(
-        db, policy=TenantPolicy(db.tenant_id), summariser=BuiltinSummariser(),
-        settings=settings, trigger="cli", now=NOW,
-    )  # fmt: skip
+        db,
+        policy=TenantPolicy(db.tenant_id),
+        summariser=BuiltinSummariser(),
+        settings=settings,
+        trigger="cli",
+        now=NOW,
+    )
     assert run.events_compressed == 300 and not run.problems
     assert len(run.entries_created) >= 4  # by period, not one entry for the bucket
     shown = []
@@ -72,9 +81,14 @@ async def test_a_long_bucket_folds_into_entries_that_fit_three_to_a_context(
     page = await entries.list_entries(db, EntryFilter(tags=["Sam Okafor"]), first=50, after=None)
     assert page.edges and {e.node.id for e in page.edges} <= set(run.entries_created)
     found = await loader.load_context(
-        db, scope=Scope.ENTITY, scope_ref="acme", query="Falcon budget line",
-        max_tokens=2000, include_institutional=False, now=NOW,
-    )  # fmt: skip
+        db,
+        scope=Scope.ENTITY,
+        scope_ref="acme",
+        query="Falcon budget line",
+        max_tokens=2000,
+        include_institutional=False,
+        now=NOW,
+    )
     assert len(found.entries) >= 3
 
 
@@ -91,9 +105,12 @@ class Recording:
     ) -> SummaryResult:
         self.calls.append([e.body for e in events])
         return SummaryResult(
-            title=f"{scope_label}: {period_label}", body="- Summarised.",
-            model=self.name, prompt_tokens=100, completion_tokens=20,
-        )  # fmt: skip
+            title=f"{scope_label}: {period_label}",
+            body="- Summarised.",
+            model=self.name,
+            prompt_tokens=100,
+            completion_tokens=20,
+        )
 
 
 async def test_a_bucket_of_several_periods_is_read_and_redacted_once(
@@ -102,10 +119,15 @@ async def test_a_bucket_of_several_periods_is_read_and_redacted_once(
     """Planning keeps the redacted texts of a bucket's periods for their calls, rather than
     reading and scanning them again while a gateway slot waits."""
     batch = [
-        EventIn(Scope.ENTITY, "acme", "chat_turn", turn(i),
-                occurred_at=NOW - timedelta(days=400 - i * 0.5))
+        EventIn(
+            Scope.ENTITY,
+            "acme",
+            "chat_turn",
+            turn(i),
+            occurred_at=NOW - timedelta(days=400 - i * 0.5),
+        )
         for i in range(60)
-    ]  # fmt: skip
+    ]
     await events.append_events(db, batch)
     scanned: Counter[str] = Counter()
     real_scan = dlp.scan
@@ -117,9 +139,13 @@ async def test_a_bucket_of_several_periods_is_read_and_redacted_once(
     monkeypatch.setattr(dlp, "scan", counting_scan)
     summariser = Recording()
     run = await compaction.run_compaction(
-        db, policy=TenantPolicy(db.tenant_id), summariser=summariser,
-        settings=settings, trigger="cli", now=NOW,
-    )  # fmt: skip
+        db,
+        policy=TenantPolicy(db.tenant_id),
+        summariser=summariser,
+        settings=settings,
+        trigger="cli",
+        now=NOW,
+    )
     assert run.events_compressed == 60 and not run.problems
     assert 2 <= len(summariser.calls) <= 8  # several periods, all kept from planning
     sent = [body for call in summariser.calls for body in call]

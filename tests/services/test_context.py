@@ -31,9 +31,15 @@ ACME = "acme-outdoor"
 
 
 async def remember(
-    db: TenantDb, title: str, summary: str = "Noted.", *, scope: Scope = Scope.ENTITY,
-    ref: str | None = ACME, importance: int = 3, at: datetime | None = None,
-) -> Entry:  # fmt: skip
+    db: TenantDb,
+    title: str,
+    summary: str = "Noted.",
+    *,
+    scope: Scope = Scope.ENTITY,
+    ref: str | None = ACME,
+    importance: int = 3,
+    at: datetime | None = None,
+) -> Entry:
     """An entry; with `at`, inserted as if written then (updated_at drives recency)."""
     entry = EntryIn(scope=scope, scope_ref=ref, title=title, summary=summary, importance=importance)
     if at is None:
@@ -43,9 +49,14 @@ async def remember(
 
 
 async def log(
-    db: TenantDb, body: str, *, kind: str = "call_summary", scope: Scope = Scope.ENTITY,
-    ref: str | None = ACME, at: datetime | None = None,
-) -> Event:  # fmt: skip
+    db: TenantDb,
+    body: str,
+    *,
+    kind: str = "call_summary",
+    scope: Scope = Scope.ENTITY,
+    ref: str | None = ACME,
+    at: datetime | None = None,
+) -> Event:
     event = EventIn(scope=scope, scope_ref=ref, kind=kind, body=body, occurred_at=at)
     return (await events.append_event(db, event)).event
 
@@ -57,14 +68,17 @@ async def compress(db: TenantDb, event: Event, into: Entry) -> None:
             update(events_table)
             .where(events_table.c.id == event.id)
             .values(compressed_at=datetime(2026, 5, 1, tzinfo=UTC), compressed_into=into.id),
-        )  # fmt: skip
+        )
 
 
 async def load(db: TenantDb, **kw: Any) -> loader.MemoryContextResult:
     args: dict[str, Any] = {
-        "scope": Scope.ENTITY, "scope_ref": ACME, "query": None, "max_tokens": 2000,
+        "scope": Scope.ENTITY,
+        "scope_ref": ACME,
+        "query": None,
+        "max_tokens": 2000,
         "include_institutional": True,
-    }  # fmt: skip
+    }
     args.update(kw)
     result = await load_context(db, **args)
     # Invariants of every answer: the estimate of the markdown, within the budget, and
@@ -84,8 +98,13 @@ async def test_empty_memory(db: TenantDb) -> None:
 
 
 async def test_markdown_cites_title_kind_scope_date_and_id(db: TenantDb) -> None:
-    e = await remember(db, "Acme budget raised to $85k", "Dana approved **$85k/month**.",
-                       importance=5, at=datetime(2026, 2, 25, 18, tzinfo=UTC))  # fmt: skip
+    e = await remember(
+        db,
+        "Acme budget raised to $85k",
+        "Dana approved **$85k/month**.",
+        importance=5,
+        at=datetime(2026, 2, 25, 18, tzinfo=UTC),
+    )
     rule = await remember(db, "Report blended ROAS first", scope=Scope.INSTITUTIONAL, ref=None)
     ev = await log(
         db, "Call with Dana: TikTok CPA $74.", at=datetime(2026, 5, 28, 15, 4, tzinfo=UTC)
@@ -138,8 +157,13 @@ async def test_recency_and_importance_reorder_matches(db: TenantDb) -> None:
     old = await remember(
         db, "Acme ROAS target 3.0", "Agreed at kickoff.", at=now - timedelta(days=560)
     )
-    new = await remember(db, "Acme blended ROAS target lowered to 2.6", "For the growth push.",
-                         importance=5, at=now - timedelta(days=90))  # fmt: skip
+    new = await remember(
+        db,
+        "Acme blended ROAS target lowered to 2.6",
+        "For the growth push.",
+        importance=5,
+        at=now - timedelta(days=90),
+    )
     result = await load(db, query="ROAS target", now=now)
     assert result.entries == [new, old]  # bm25 alone prefers the old one (title match)
 
@@ -359,12 +383,16 @@ async def test_ranking_on_the_labelled_set(db: TenantDb) -> None:
             row = await entries.insert_entry(
                 conn,
                 EntryIn(
-                    scope=Scope(e["scope"]), scope_ref=e["scope_ref"], title=e["title"],
-                    summary=e["summary"], tags=e["tags"], importance=e["importance"],
+                    scope=Scope(e["scope"]),
+                    scope_ref=e["scope_ref"],
+                    title=e["title"],
+                    summary=e["summary"],
+                    tags=e["tags"],
+                    importance=e["importance"],
                     source=EntrySource(e["source"]),
                 ),
                 now=datetime.fromisoformat(e["updated_at"]),
-            )  # fmt: skip
+            )
             by_id[row.id] = e["key"]
         rows = await conn.execute(select(entries_table.c.seq, entries_table.c.id))
         key_of_seq = {r.seq: by_id[r.id] for r in rows}
@@ -373,9 +401,14 @@ async def test_ranking_on_the_labelled_set(db: TenantDb) -> None:
     bm25_only = ranking.Weights(importance=0.0, recency=0.0, half_life_days=1.0)
     for q in data["questions"]:
         result = await load(
-            db, scope=Scope(q["scope"]), scope_ref=q["scope_ref"], query=q["query"],
-            include_institutional=q["include_institutional"], max_tokens=16_000, now=now,
-        )  # fmt: skip
+            db,
+            scope=Scope(q["scope"]),
+            scope_ref=q["scope_ref"],
+            query=q["query"],
+            include_institutional=q["include_institutional"],
+            max_tokens=16_000,
+            now=now,
+        )
         ranked = [by_id[e.id] for e in result.entries]
         relevant = q["relevant"]
         assert relevant[0] in ranked[:5], (q["query"], ranked[:5])

@@ -46,8 +46,11 @@ def test_the_slice_is_labelled_and_held_out() -> None:
         assert q.split == "held-out"
         assert q.answer.lower() in turns[q.evidence[-1]].lower(), q.id
     assert {q.type for q in evalset.questions} == {
-        "single-hop", "multi-hop", "temporal", "open-domain"
-    }  # fmt: skip
+        "single-hop",
+        "multi-hop",
+        "temporal",
+        "open-domain",
+    }
 
 
 async def test_answers_in_context_before_and_after_compaction(

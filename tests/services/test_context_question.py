@@ -12,8 +12,8 @@ from app.services import entries, events
 from app.services.context import evidence, passages, time_phrases
 from app.services.context.loader import load_context
 from app.services.records import Entry, EntryIn, Event, EventIn, Scope
-from app.storage.tenants import TenantDb
 from app.storage.models import events_table as ev
+from app.storage.tenants import TenantDb
 from app.storage.transactions import read_transaction, write_transaction
 
 NOW = datetime(2026, 6, 1, 9, tzinfo=UTC)
@@ -27,9 +27,14 @@ async def log(db: TenantDb, body: str, at: datetime) -> Event:
 
 async def ask(db: TenantDb, query: str | None, max_tokens: int = 400) -> str:
     result = await load_context(
-        db, scope=Scope.ENTITY, scope_ref=ACME, query=query, max_tokens=max_tokens,
-        include_institutional=True, now=NOW,
-    )  # fmt: skip
+        db,
+        scope=Scope.ENTITY,
+        scope_ref=ACME,
+        query=query,
+        max_tokens=max_tokens,
+        include_institutional=True,
+        now=NOW,
+    )
     return result.markdown
 
 
@@ -111,9 +116,10 @@ async def test_a_long_summary_shows_its_matching_lines_and_says_what_was_left_ou
     summary = "\n".join(lines)
     async with write_transaction(db.engine) as conn:
         entry: Entry = await entries.insert_entry(
-            conn, EntryIn(Scope.ENTITY, ACME, "acme-outdoor: 2025 summary", summary, importance=4),
+            conn,
+            EntryIn(Scope.ENTITY, ACME, "acme-outdoor: 2025 summary", summary, importance=4),
             now=NOW - timedelta(days=100),
-        )  # fmt: skip
+        )
     markdown = await ask(db, "Which venue for Heron?", 300)
     assert "Pier 9 Warehouse" in markdown and "2025-08-03" in markdown
     assert "routine check-in number 1," not in markdown
@@ -148,11 +154,13 @@ def test_no_time_phrase_no_window(question: str) -> None:
 
 
 def test_passages_prefer_the_window_and_rare_words() -> None:
-    text = "\n".join([
-        "- 2026-01-05 · chat_turn: Falcon CPA for the month came in at $31.10.",
-        "- 2026-02-05 · chat_turn: Falcon CPA for the month came in at $32.20.",
-        "- 2026-02-06 · chat_turn: Thanks Dana, speak soon.",
-    ])  # fmt: skip
+    text = "\n".join(
+        [
+            "- 2026-01-05 · chat_turn: Falcon CPA for the month came in at $31.10.",
+            "- 2026-02-05 · chat_turn: Falcon CPA for the month came in at $32.20.",
+            "- 2026-02-06 · chat_turn: Thanks Dana, speak soon.",
+        ]
+    )
     found = passages.units(text)
     feb = time_phrases.window("in February", NOW)
     choice = passages.choose(found, passages.pattern_of(["falcon", "cpa"]), feb, room=20)
@@ -187,9 +195,14 @@ async def test_one_item_over_the_room_left_does_not_keep_the_next_ones_out(
     for i in range(3):
         await log(db, f"Kestrel note {i}.", start - timedelta(days=1 + i))
     result = await load_context(
-        db, scope=Scope.ENTITY, scope_ref=ACME, query="Kestrel schedule", max_tokens=200,
-        include_institutional=True, now=NOW,
-    )  # fmt: skip
+        db,
+        scope=Scope.ENTITY,
+        scope_ref=ACME,
+        query="Kestrel schedule",
+        max_tokens=200,
+        include_institutional=True,
+        now=NOW,
+    )
     assert result.tokens <= 200 and result.truncated
     assert all(f"Kestrel note {i}." in result.markdown for i in range(3))
 
@@ -224,14 +237,22 @@ async def test_kinds_taken_and_left_out(
 
     async def kinds_shown(query: str | None, **kinds: list[str]) -> set[str]:
         result = await load_context(
-            db, scope=Scope.ENTITY, scope_ref=ACME, query=query, max_tokens=2000,
-            include_institutional=True, now=NOW, **kinds,  # type: ignore[arg-type]
-        )  # fmt: skip
+            db,
+            scope=Scope.ENTITY,
+            scope_ref=ACME,
+            query=query,
+            max_tokens=2000,
+            include_institutional=True,
+            now=NOW,
+            **kinds,  # type: ignore[arg-type]
+        )
         return {e.kind for e in result.events}
 
     for query in ("Heron launch date", None):
         assert await kinds_shown(query, exclude_kinds=["assistant_turn", "chat_turn"]) == {
-            "user_turn", "call_summary"}  # fmt: skip
+            "user_turn",
+            "call_summary",
+        }
         assert await kinds_shown(query, kinds=["assistant_turn"]) == {"assistant_turn"}
         assert await kinds_shown(query, kinds=[]) == set()
     with pytest.raises(TooLarge, match="excludeKinds has 101 values; the limit is 100"):

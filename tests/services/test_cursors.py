@@ -21,13 +21,41 @@ def reference(kind: str, key: list[Any]) -> str:
 
 
 ODD_STRINGS = [
-    "", " ", "evt_01jdx0v7c2k9m5ht0q3b2a1xyz", "mem_X", "a-b.c:d+e", 'q"uote', "back\\slash",
-    "sl/ash", "tab\there", "new\nline", "\x00\x1f\x7f", "é", "日本", "🙂", "\u2028\u2029",
-    "\ud800", "<script>", "a'b", "100%", "2026-01-01T00:00:00+00:00",
-]  # fmt: skip
+    "",
+    " ",
+    "evt_01jdx0v7c2k9m5ht0q3b2a1xyz",
+    "mem_X",
+    "a-b.c:d+e",
+    'q"uote',
+    "back\\slash",
+    "sl/ash",
+    "tab\there",
+    "new\nline",
+    "\x00\x1f\x7f",
+    "é",
+    "日本",
+    "🙂",
+    "\u2028\u2029",
+    "\ud800",
+    "<script>",
+    "a'b",
+    "100%",
+    "2026-01-01T00:00:00+00:00",
+]
 ODD_VALUES: list[Any] = [
-    *ODD_STRINGS, 0, 1, -1, 2**63 - 1, -(2**63), 2**70, True, False, None, 1.5, [1, "a"],
-]  # fmt: skip
+    *ODD_STRINGS,
+    0,
+    1,
+    -1,
+    2**63 - 1,
+    -(2**63),
+    2**70,
+    True,
+    False,
+    None,
+    1.5,
+    [1, "a"],
+]
 
 
 @pytest.mark.parametrize("value", ODD_VALUES, ids=repr)
@@ -58,8 +86,9 @@ def random_datetimes(n: int) -> list[datetime]:
 @pytest.mark.parametrize("ident", ODD_STRINGS, ids=repr)
 def test_the_events_cursor_is_what_json_dumps_wrote(ident: str) -> None:
     # Not in UTC last (never so from the database, but it must still be right).
-    others = [datetime(2026, 3, 4, 5, 6, 7, 89, tzinfo=timezone(timedelta(hours=h)))
-              for h in (0, 5.5, -8)]  # fmt: skip
+    others = [
+        datetime(2026, 3, 4, 5, 6, 7, 89, tzinfo=timezone(timedelta(hours=h))) for h in (0, 5.5, -8)
+    ]
     for at in random_datetimes(200) + others:
         expected = reference("events", [at.isoformat(), ident])
         assert cursors.encode("events", [at, ident]) == expected
@@ -79,13 +108,21 @@ def test_round_trip_through_decode() -> None:
 @pytest.mark.parametrize(
     ("cursor", "kind", "types", "key"),
     [  # written by the json.dumps version of encode: cursors clients may hold
-        ("WyJldmVudHMiLCIyMDI2LTAzLTA0VDA1OjA2OjA3LjAwMDA4OSswMDowMCIsImV2dF8wMWh6eiJd",
-         "events", (str, str), ["2026-03-04T05:06:07.000089+00:00", "evt_01hzz"]),
-        ("WyJldmVudHMiLCIyMDI2LTAzLTA0VDA1OjA2OjA3KzAwOjAwIiwiXHUwMGU5dnQgXCJxXCIiXQ",
-         "events", (str, str), ["2026-03-04T05:06:07+00:00", 'évt "q"']),
+        (
+            "WyJldmVudHMiLCIyMDI2LTAzLTA0VDA1OjA2OjA3LjAwMDA4OSswMDowMCIsImV2dF8wMWh6eiJd",
+            "events",
+            (str, str),
+            ["2026-03-04T05:06:07.000089+00:00", "evt_01hzz"],
+        ),
+        (
+            "WyJldmVudHMiLCIyMDI2LTAzLTA0VDA1OjA2OjA3KzAwOjAwIiwiXHUwMGU5dnQgXCJxXCIiXQ",
+            "events",
+            (str, str),
+            ["2026-03-04T05:06:07+00:00", 'évt "q"'],
+        ),
         ("WyJldmVudHMtc2VhcmNoIiwxMiwzXQ", "events-search", (int, int), [12, 3]),
     ],
-)  # fmt: skip
+)
 def test_earlier_cursors_still_decode_and_encode_the_same(
     cursor: str, kind: str, types: tuple[type, ...], key: list[Any]
 ) -> None:

@@ -28,8 +28,11 @@ def entry(
     title: str = "ROAS decision", summary: str = "Acme targets ROAS 4.0.", **kw: object
 ) -> EntryIn:
     base: dict[str, object] = {
-        "scope": Scope.ENTITY, "scope_ref": "ent_acme", "title": title, "summary": summary,
-    }  # fmt: skip
+        "scope": Scope.ENTITY,
+        "scope_ref": "ent_acme",
+        "title": title,
+        "summary": summary,
+    }
     base.update(kw)
     return EntryIn(**base)  # type: ignore[arg-type]
 
@@ -206,9 +209,11 @@ async def test_search_ranks_entries_matching_more_meaningful_words(db: TenantDb)
     assert [e.node.title for e in prefix.edges] == ["Acme holiday party"]
     # Scope and tags narrow the search inside the index query.
     scoped = await entries.list_entries(
-        db, EntryFilter(search="acme", scope=Scope.ENTITY, scope_ref="ent_acme", tags=["decision"]),
-        first=10, after=None,
-    )  # fmt: skip
+        db,
+        EntryFilter(search="acme", scope=Scope.ENTITY, scope_ref="ent_acme", tags=["decision"]),
+        first=10,
+        after=None,
+    )
     assert [e.node.id for e in scoped.edges] == [both.id]
 
 

@@ -12,9 +12,13 @@ from app.storage.tenants import TenantDb
 
 def note(**kw: object) -> EntryIn:
     base: dict[str, object] = {
-        "scope": Scope.ENTITY, "scope_ref": "ent_acme", "title": "ROAS", "summary": "v1",
-        "tags": ["roas"], "importance": 3,
-    }  # fmt: skip
+        "scope": Scope.ENTITY,
+        "scope_ref": "ent_acme",
+        "title": "ROAS",
+        "summary": "v1",
+        "tags": ["roas"],
+        "importance": 3,
+    }
     base.update(kw)
     return EntryIn(**base)  # type: ignore[arg-type]
 
@@ -26,8 +30,10 @@ async def test_updates_and_delete_keep_each_replaced_version(db: TenantDb) -> No
     await entries.update_entry(db, e.id, EntryPatch(title="ROAS 2", tags=[]), by="key_b")
     await entries.update_entry(db, e.id, EntryPatch(), by="key_b")  # no change, no version
     page = await history.versions(db, e.id, first=10, after=None)
-    got = [(v.node.version, v.node.summary, v.node.title, v.node.change, v.node.changed_by)
-           for v in page.edges]  # fmt: skip
+    got = [
+        (v.node.version, v.node.summary, v.node.title, v.node.change, v.node.changed_by)
+        for v in page.edges
+    ]
     assert got == [(2, "v2", "ROAS", "update", "key_b"), (1, "v1", "ROAS", "update", "key_a")]
     assert page.edges[1].node.tags == ["roas"]
 
@@ -39,8 +45,10 @@ async def test_updates_and_delete_keep_each_replaced_version(db: TenantDb) -> No
     await entries.delete_entry(db, e.id, by="key_c")
     gone = await history.versions(db, e.id, first=10, after=None)
     assert [(v.node.version, v.node.change, v.node.changed_by) for v in gone.edges][0] == (
-        3, "delete", "key_c",
-    )  # fmt: skip
+        3,
+        "delete",
+        "key_c",
+    )
     assert gone.edges[0].node.title == "ROAS 2"
 
 
@@ -52,8 +60,11 @@ async def test_restore_brings_back_an_earlier_version_as_a_new_one(db: TenantDb)
     assert stale.value.field == ["expectedVersion"]
     back = await history.restore_entry(db, e.id, 1, expected_version=2, by="key_b")
     assert (back.version, back.summary, back.importance, back.created_at) == (
-        3, "v1", 3, e.created_at,
-    )  # fmt: skip
+        3,
+        "v1",
+        3,
+        e.created_at,
+    )
     top = (await history.versions(db, e.id, first=1, after=None)).edges[0].node
     assert (top.version, top.summary, top.change, top.changed_by) == (2, "v2", "restore", "key_b")
 

@@ -146,7 +146,7 @@ FILTERS = [
         min_importance=2,
         sources=[EntrySource.MANUAL],
         tags=["people"],
-    ),  # fmt: skip
+    ),
 ]
 
 
@@ -367,16 +367,18 @@ async def test_the_loaders_best_entries_are_the_joined_searchs_first(
         target = spec.Target.of(conn)
         for scopes in ANY_OF:
             query = spec.Search(
-                analysis.words(question, "query"), prefix=False,
+                analysis.words(question, "query"),
+                prefix=False,
                 any_of=[(s.value, r) for s, r in scopes],
-            )  # fmt: skip
+            )
             columns = [en.c.importance, en.c.updated_at]
             joined = (
-                fulltext.any_of_statement(target.dialect, en, [r is None for _, r in scopes],
-                                          columns, ranked=True)
+                fulltext.any_of_statement(
+                    target.dialect, en, [r is None for _, r in scopes], columns, ranked=True
+                )
                 .order_by(text("rank"), en.c.seq)
                 .limit(limit)
-            )  # fmt: skip
+            )
             values = fulltext.any_of_params(target, en, query) | {"limit": limit}
             page = {"page_offset": 0, "page_limit": limit}
             best = fulltext.best_entries_any_of(

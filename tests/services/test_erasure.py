@@ -39,10 +39,14 @@ async def seed(db: TenantDb, ref: str, bodies: list[str], *, days_ago: float = 2
 
 async def compact(db: TenantDb, settings: Settings) -> None:
     await compaction.run_compaction(
-        db, policy=TenantPolicy(db.tenant_id), summariser=BuiltinSummariser(),
-        settings=settings.model_copy(update={"compaction_min_events": 2}), trigger="cli",
-        dry_run=False, now=NOW,
-    )  # fmt: skip
+        db,
+        policy=TenantPolicy(db.tenant_id),
+        summariser=BuiltinSummariser(),
+        settings=settings.model_copy(update={"compaction_min_events": 2}),
+        trigger="cli",
+        dry_run=False,
+        now=NOW,
+    )
 
 
 async def count(db: TenantDb, table: object, *conds: object) -> int:
@@ -65,8 +69,11 @@ async def test_erase_subject_takes_everything_of_it_and_nothing_else(
     receipt = await erasure.erase_subject(db, Scope.ENTITY, "ent_a", by="key_1")
 
     assert (receipt.target, receipt.scope, receipt.scope_ref, receipt.requested_by) == (
-        "subject", Scope.ENTITY, "ent_a", "key_1",
-    )  # fmt: skip
+        "subject",
+        Scope.ENTITY,
+        "ent_a",
+        "key_1",
+    )
     assert (receipt.events, receipt.entries, receipt.versions, receipt.released) == (4, 2, 2, 0)
     assert await count(db, ev, ev.c.scope_ref == "ent_a") == 0
     assert await count(db, ve, ve.c.scope_ref == "ent_a") == 0
@@ -190,17 +197,37 @@ async def _queue_every_change(db: TenantDb) -> None:
     """One endpoint with a delivery of every change so far (as the worker's fan-out queues)."""
     now = utcnow()
     async with write_transaction(db.engine) as conn:
-        await conn.execute(we.insert().values(
-            id="whk_1", url="https://hooks.example.com/x", types=[], secret="s",
-            status="enabled", created_at=now, updated_at=now, cursor=0,
-        ))  # fmt: skip
+        await conn.execute(
+            we.insert().values(
+                id="whk_1",
+                url="https://hooks.example.com/x",
+                types=[],
+                secret="s",
+                status="enabled",
+                created_at=now,
+                updated_at=now,
+                cursor=0,
+            )
+        )
         rows = (await conn.execute(select(ch.c.id, ch.c.type))).all()
-        await conn.execute(wd.insert(), [
-            {"id": f"dlv_{i}", "endpoint_id": "whk_1", "change_id": i, "scope_key": "k",
-             "type": t, "payload": "{}", "status": "pending", "attempts": 0,
-             "next_attempt_at": now, "created_at": now}
-            for i, t in rows
-        ])  # fmt: skip
+        await conn.execute(
+            wd.insert(),
+            [
+                {
+                    "id": f"dlv_{i}",
+                    "endpoint_id": "whk_1",
+                    "change_id": i,
+                    "scope_key": "k",
+                    "type": t,
+                    "payload": "{}",
+                    "status": "pending",
+                    "attempts": 0,
+                    "next_attempt_at": now,
+                    "created_at": now,
+                }
+                for i, t in rows
+            ],
+        )
 
 
 async def test_erasure_takes_the_change_feed_rows_naming_what_it_erased(
@@ -219,8 +246,9 @@ async def test_erasure_takes_the_change_feed_rows_naming_what_it_erased(
 
     await erasure.erase_subject(db, Scope.ENTITY, "ent_a", by="key_1")
 
-    rows: Any = await read_rows(db.engine, select(ch.c.type, ch.c.object_id).where(
-        ch.c.scope_ref == "ent_a"))  # fmt: skip
+    rows: Any = await read_rows(
+        db.engine, select(ch.c.type, ch.c.object_id).where(ch.c.scope_ref == "ent_a")
+    )
     # only the erasure's own announcements are left: they tell listeners to drop copies
     assert sorted(rows) == sorted([("entry.deleted", own.id), ("entry.deleted", summary_a)])
     assert await count(db, ch, ch.c.object_id.in_(a)) == 0

@@ -34,17 +34,22 @@ from tests.conftest import TenantFixture, migrate_tenant
 
 def ev(body: str, **kw: Any) -> EventIn:
     base: dict[str, Any] = {
-        "scope": Scope.ENTITY, "scope_ref": "ent_acme", "kind": "decision", "body": body,
-    }  # fmt: skip
+        "scope": Scope.ENTITY,
+        "scope_ref": "ent_acme",
+        "kind": "decision",
+        "body": body,
+    }
     base.update(kw)
     return EventIn(**base)
 
 
 def expected_filters(scope: str, scope_ref: str | None) -> str:
-    return " ".join((
-        fulltext.scope_token(scope, with_ref=False),
-        fulltext.scope_token(scope, scope_ref, with_ref=True),
-    ))  # fmt: skip
+    return " ".join(
+        (
+            fulltext.scope_token(scope, with_ref=False),
+            fulltext.scope_token(scope, scope_ref, with_ref=True),
+        )
+    )
 
 
 STORED = "SELECT seq, body, kind, scope, scope_ref FROM memory_events"
@@ -93,14 +98,19 @@ async def test_every_service_path_indexes_each_event_once(db: TenantDb) -> None:
     assert await found(db, "walrus") == ["single walrus"]
     assert await found(db, "walrus", scope=Scope.ENTITY, scope_ref="ent_acme") == ["single walrus"]
     assert await found(db, "walrus", scope=Scope.ENTITY, scope_ref="ent_other") == []
-    await events.append_events(db, [
-        ev("batch narwhal one", scope=Scope.TEAM, scope_ref="u/ü 1", kind="note"),
-        ev("batch narwhal two", scope=Scope.INSTITUTIONAL, scope_ref=None),
-        ev("batch narwhal three", idempotency_key="k-1"),
-    ])  # fmt: skip
+    await events.append_events(
+        db,
+        [
+            ev("batch narwhal one", scope=Scope.TEAM, scope_ref="u/ü 1", kind="note"),
+            ev("batch narwhal two", scope=Scope.INSTITUTIONAL, scope_ref=None),
+            ev("batch narwhal three", idempotency_key="k-1"),
+        ],
+    )
     assert sorted(await found(db, "narwhal")) == [
-        "batch narwhal one", "batch narwhal three", "batch narwhal two",
-    ]  # fmt: skip
+        "batch narwhal one",
+        "batch narwhal three",
+        "batch narwhal two",
+    ]
     assert await found(db, "narwhal", scope=Scope.TEAM, scope_ref="u/ü 1") == ["batch narwhal one"]
     assert await found(db, "narwhal", scope=Scope.INSTITUTIONAL) == ["batch narwhal two"]
     assert await assert_indexed(db) in (4, None)
@@ -108,11 +118,14 @@ async def test_every_service_path_indexes_each_event_once(db: TenantDb) -> None:
     # Replays insert nothing, alone or inside a batch with new events.
     replay = await events.append_event(db, ev("batch narwhal three", idempotency_key="k-1"))
     assert replay.replayed
-    mixed = await events.append_events(db, [
-        ev("batch narwhal three", idempotency_key="k-1"),
-        ev("after replay okapi", idempotency_key="k-2"),
-        ev("after replay okapi", idempotency_key="k-2"),  # the same key twice in a batch
-    ])  # fmt: skip
+    mixed = await events.append_events(
+        db,
+        [
+            ev("batch narwhal three", idempotency_key="k-1"),
+            ev("after replay okapi", idempotency_key="k-2"),
+            ev("after replay okapi", idempotency_key="k-2"),  # the same key twice in a batch
+        ],
+    )
     assert [a.replayed for a in mixed] == [True, False, True]
     assert await found(db, "okapi") == ["after replay okapi"]
     assert await assert_indexed(db) in (5, None)
@@ -165,11 +178,16 @@ async def test_small_and_large_groups_store_every_value_exactly(
         stored = await events.get_event(db, got.event.id)
         assert stored == got.event
         assert (stored.scope, stored.scope_ref, stored.kind, stored.body) == (
-            given.scope, given.scope_ref, given.kind, given.body,
-        )  # fmt: skip
+            given.scope,
+            given.scope_ref,
+            given.kind,
+            given.body,
+        )
         assert (stored.source, stored.source_ref, stored.idempotency_key) == (
-            given.source, given.source_ref, given.idempotency_key,
-        )  # fmt: skip
+            given.source,
+            given.source_ref,
+            given.idempotency_key,
+        )
         assert stored.occurred_at == (given.occurred_at or stored.recorded_at)
     if on_sqlite:
         async with write_transaction(db.engine) as conn:
@@ -180,10 +198,14 @@ async def test_small_and_large_groups_store_every_value_exactly(
 
 
 async def test_concurrent_group_commits_index_every_event(db: TenantDb) -> None:
-    singles = [events.append_event(db, ev(f"group {i % 150} ibex", idempotency_key=f"g-{i % 150}"))
-               for i in range(200)]  # fmt: skip
-    batches = [events.append_events(db, [ev(f"group batch {i}.{j} ibex") for j in range(7)])
-               for i in range(20)]  # fmt: skip
+    singles = [
+        events.append_event(db, ev(f"group {i % 150} ibex", idempotency_key=f"g-{i % 150}"))
+        for i in range(200)
+    ]
+    batches = [
+        events.append_events(db, [ev(f"group batch {i}.{j} ibex") for j in range(7)])
+        for i in range(20)
+    ]
     await asyncio.gather(*singles, *batches)
     assert db.event_appends is not None and db.event_appends.groups < 220  # they shared commits
     # 150 distinct keys (50 of the 200 appends were replays) and 140 batch events.
@@ -224,8 +246,9 @@ async def test_rest_and_graphql_appends_are_searchable_when_acknowledged(
     gql = {"scope": "TEAM", "scopeRef": "u1", "kind": "note"}
 
     async def gql_search(word: str) -> list[str]:
-        r = await client.post("/graphql", json={"query": SEARCH, "variables": {"s": word}},
-                              headers=h)  # fmt: skip
+        r = await client.post(
+            "/graphql", json={"query": SEARCH, "variables": {"s": word}}, headers=h
+        )
         return [e["node"]["body"] for e in r.json()["data"]["memoryEvents"]["edges"]]
 
     async def rest_search(word: str) -> list[str]:
@@ -236,15 +259,17 @@ async def test_rest_and_graphql_appends_are_searchable_when_acknowledged(
     r = await client.post("/memory/events", json={**rest, "body": "rest single gecko"}, headers=h)
     assert r.status_code == 201
     assert await gql_search("gecko") == ["rest single gecko"]
-    herons = [{**rest, "body": f"rest batch {i} heron", "idempotencyKey": f"r-{i}"}
-              for i in range(3)]  # fmt: skip
+    herons = [
+        {**rest, "body": f"rest batch {i} heron", "idempotencyKey": f"r-{i}"} for i in range(3)
+    ]
     r = await client.post("/memory/events", json=herons, headers=h)
     assert r.status_code == 201
     assert len(await gql_search("heron")) == 3
     r = await client.post("/memory/events", json=herons, headers=h)
     assert r.status_code == 200  # a replay
-    r = await client.post("/memory/events", json=[{**rest, "body": "ok"}, {**rest, "kind": "X"}],
-                          headers=h)  # fmt: skip
+    r = await client.post(
+        "/memory/events", json=[{**rest, "body": "ok"}, {**rest, "kind": "X"}], headers=h
+    )
     assert r.status_code == 422
 
     one = {"query": GQL_ONE, "variables": {"input": {**gql, "body": "graphql single ermine"}}}
@@ -252,13 +277,15 @@ async def test_rest_and_graphql_appends_are_searchable_when_acknowledged(
     assert r.json()["data"]["appendMemoryEvent"]["errors"] == []
     assert await rest_search("ermine") == ["graphql single ermine"]
     many = [{**gql, "body": f"graphql batch {i} ferret"} for i in range(4)]
-    r = await client.post("/graphql", json={"query": GQL_MANY, "variables": {"input": many}},
-                          headers=h)  # fmt: skip
+    r = await client.post(
+        "/graphql", json={"query": GQL_MANY, "variables": {"input": many}}, headers=h
+    )
     assert len(r.json()["data"]["appendMemoryEvents"]["events"]) == 4
     assert len(await rest_search("ferret")) == 4
     bad = [{**gql, "body": "refused"}, {**gql, "kind": "Not A Kind", "body": "x"}]
-    r = await client.post("/graphql", json={"query": GQL_MANY, "variables": {"input": bad}},
-                          headers=h)  # fmt: skip
+    r = await client.post(
+        "/graphql", json={"query": GQL_MANY, "variables": {"input": bad}}, headers=h
+    )
     assert r.json()["data"]["appendMemoryEvents"]["events"] == []
 
     async with container.tenants.lease(tenant.id) as db:
@@ -269,9 +296,12 @@ async def test_rest_and_graphql_appends_are_searchable_when_acknowledged(
 
 
 def triggers(conn: sqlite3.Connection) -> dict[str, str]:
-    return dict(conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'memory_events'"
-    ).fetchall())  # fmt: skip
+    return dict(
+        conn.execute(
+            "SELECT name, sql FROM sqlite_master"
+            " WHERE type = 'trigger' AND tbl_name = 'memory_events'"
+        ).fetchall()
+    )
 
 
 def migrate_to(path: Path, revision: str) -> None:
@@ -293,9 +323,11 @@ async def test_no_trigger_indexes_events_at_head(db: TenantDb, container: Contai
         # An erased event leaves the index through a delete trigger (migration 0007) and
         # its scope's count through another (0010).
         assert sorted(found) == [
-            "memory_events_fts_delete", "memory_events_immutable", "memory_events_no_delete",
+            "memory_events_fts_delete",
+            "memory_events_immutable",
+            "memory_events_no_delete",
             "memory_scopes_event_delete",
-        ]  # fmt: skip
+        ]
         assert not any("INSERT INTO memory_events_fts" in sql for sql in found.values())
         assert "AFTER DELETE" in found["memory_events_fts_delete"]
 

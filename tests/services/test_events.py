@@ -18,8 +18,11 @@ from app.storage.transactions import read_transaction, write_transaction
 
 def ev(body: str = "Acme approved the Q3 budget of $45,000.", **kw: object) -> EventIn:
     base: dict[str, object] = {
-        "scope": Scope.ENTITY, "scope_ref": "ent_acme", "kind": "decision", "body": body,
-    }  # fmt: skip
+        "scope": Scope.ENTITY,
+        "scope_ref": "ent_acme",
+        "kind": "decision",
+        "body": body,
+    }
     base.update(kw)
     return EventIn(**base)  # type: ignore[arg-type]
 
@@ -260,9 +263,11 @@ async def test_search_events(db: TenantDb) -> None:
         ],
     )
     page = await events.list_events(
-        db, EventFilter(search="what is the ROAS target?", scope=Scope.ENTITY,
-                        scope_ref="ent_acme"), first=10, after=None,
-    )  # fmt: skip
+        db,
+        EventFilter(search="what is the ROAS target?", scope=Scope.ENTITY, scope_ref="ent_acme"),
+        first=10,
+        after=None,
+    )
     assert [e.node.body for e in page.edges] == ["Client agreed to raise the ROAS target to 4.0"]
     assert page.edges[0].score is not None and page.edges[0].score > 0
     everywhere = await events.list_events(db, EventFilter(search="roas"), first=1, after=None)
@@ -325,12 +330,18 @@ async def test_pages_of_reused_statements_match_a_reference_across_filters(db: T
     kinds = ["decision", "call_summary", "campaign_change"]
     refs = ["ent_acme", "ent_beta"]
     batch = [
-        ev(body=f"e{i}", kind=kinds[i % 3], scope_ref=refs[i % 2],
-           # ties on occurredAt, broken by id
-           occurred_at=t0 + timedelta(hours=i // 3, microseconds=(i % 2) * 7))
+        ev(
+            body=f"e{i}",
+            kind=kinds[i % 3],
+            scope_ref=refs[i % 2],
+            # ties on occurredAt, broken by id
+            occurred_at=t0 + timedelta(hours=i // 3, microseconds=(i % 2) * 7),
+        )
         for i in range(36)
-    ] + [ev(body=f"t{i}", scope=Scope.TEAM, scope_ref="u1", occurred_at=t0 + timedelta(hours=i))
-         for i in range(4)]  # fmt: skip
+    ] + [
+        ev(body=f"t{i}", scope=Scope.TEAM, scope_ref="u1", occurred_at=t0 + timedelta(hours=i))
+        for i in range(4)
+    ]
     stored = [a.event for a in await events.append_events(db, batch)]
     compressed = {e.id for e in stored[::4]}
     async with write_transaction(db.engine) as conn:
@@ -338,14 +349,15 @@ async def test_pages_of_reused_statements_match_a_reference_across_filters(db: T
 
     def reference(f: EventFilter) -> list[str]:
         chosen = [
-            e for e in stored
+            e
+            for e in stored
             if (f.scope is None or e.scope == f.scope)
             and (f.scope_ref is None or e.scope_ref == f.scope_ref)
             and (not f.kinds or e.kind in f.kinds)
             and (f.occurred_after is None or e.occurred_at > f.occurred_after)
             and (f.occurred_before is None or e.occurred_at < f.occurred_before)
             and (f.compressed is None or (e.id in compressed) == f.compressed)
-        ]  # fmt: skip
+        ]
         return [e.id for e in sorted(chosen, key=lambda e: (e.occurred_at, e.id), reverse=True)]
 
     async def walk(f: EventFilter, first: int) -> list[str]:
@@ -376,11 +388,16 @@ async def test_pages_of_reused_statements_match_a_reference_across_filters(db: T
         lambda v: EventFilter(scope_ref=["ent_beta", "u1"][v]),
         lambda v: EventFilter(kinds=[["decision"], ["call_summary", "campaign_change"]][v]),
         lambda v: EventFilter(occurred_after=t0 + timedelta(hours=2 + v), compressed=bool(v)),
-        lambda v: EventFilter(occurred_before=t5 + timedelta(microseconds=7 * v),
-                              compressed=not v, kinds=kinds[v:]),
-        lambda v: EventFilter(scope=Scope.ENTITY, scope_ref="ent_acme", occurred_after=t0,
-                              occurred_before=t5 + timedelta(hours=v)),
-    ]  # fmt: skip
+        lambda v: EventFilter(
+            occurred_before=t5 + timedelta(microseconds=7 * v), compressed=not v, kinds=kinds[v:]
+        ),
+        lambda v: EventFilter(
+            scope=Scope.ENTITY,
+            scope_ref="ent_acme",
+            occurred_after=t0,
+            occurred_before=t5 + timedelta(hours=v),
+        ),
+    ]
     for v in (0, 1):
         for first in (1, 4, 50):
             for shape in shapes:

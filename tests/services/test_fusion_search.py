@@ -22,9 +22,11 @@ from app.storage.transactions import read_statement, write_transaction
 from tests.conftest import make_tenant
 
 PARAPHRASE = EntryIn(
-    Scope.ENTITY, "acme", "Client wants their money back",
+    Scope.ENTITY,
+    "acme",
+    "Client wants their money back",
     "- The customer asked us to return the payment for the cancelled order.",
-)  # fmt: skip
+)
 OTHERS = [
     EntryIn(Scope.ENTITY, "acme", f"Weekly report {i}", f"- pacing and creative notes {i}")
     for i in range(8)
@@ -52,9 +54,13 @@ async def _embed_all(container: Container, db: TenantDb) -> int:
 async def _loaded(db: TenantDb) -> list[str]:
     """The titles of the entries the context loader packs for QUESTION in acme's scope."""
     result = await loader.load_context(
-        db, scope=Scope.ENTITY, scope_ref="acme", query=QUESTION,
-        max_tokens=400, include_institutional=False,
-    )  # fmt: skip
+        db,
+        scope=Scope.ENTITY,
+        scope_ref="acme",
+        query=QUESTION,
+        max_tokens=400,
+        include_institutional=False,
+    )
     return [e.title for e in result.entries]
 
 
@@ -274,10 +280,15 @@ async def tenants_key(container: Container, tenant_id: str) -> str:
 
 async def test_the_context_loader_fuses_too(container: Container, db: TenantDb) -> None:
     many = [
-        EntryIn(Scope.ENTITY, "acme", f"Banner request {i}", f"- design request {i}: new sizes",
-                importance=5)
+        EntryIn(
+            Scope.ENTITY,
+            "acme",
+            f"Banner request {i}",
+            f"- design request {i}: new sizes",
+            importance=5,
+        )
         for i in range(40)
-    ]  # fmt: skip
+    ]
     for e in [*many, PARAPHRASE]:
         await entries.create_entry(db, e)
 

@@ -30,10 +30,17 @@ async def test_configure_sets_only_what_is_given(
 ) -> None:
     control = container.control
     first = await policies.configure_tenant(
-        control, tenant.id, gateway_url="https://gw.example/v1", gateway_key=KEY,
-        models=["gpt-x", "claude-y@2025"], gateway_timeout_s=30, dlp_mode="block",
-        dlp_patterns=[r"PRJ-\d{4}"], budget_daily_tokens=50_000, budget_monthly_tokens=1_000_000,
-    )  # fmt: skip
+        control,
+        tenant.id,
+        gateway_url="https://gw.example/v1",
+        gateway_key=KEY,
+        models=["gpt-x", "claude-y@2025"],
+        gateway_timeout_s=30,
+        dlp_mode="block",
+        dlp_patterns=[r"PRJ-\d{4}"],
+        budget_daily_tokens=50_000,
+        budget_monthly_tokens=1_000_000,
+    )
     assert first.models == ("gpt-x", "claude-y@2025") and first.dlp_mode is DlpMode.BLOCK
     assert first.gateway_key == KEY and first.updated_at is not None
     assert await policies.get_policy(control, tenant.id) == first
@@ -53,9 +60,12 @@ async def test_configure_sets_only_what_is_given(
 
 async def test_the_gateway_key_is_never_shown(container: Container, tenant: TenantFixture) -> None:
     policy = await policies.configure_tenant(
-        container.control, tenant.id, gateway_url="https://gw.example/v1", gateway_key=KEY,
+        container.control,
+        tenant.id,
+        gateway_url="https://gw.example/v1",
+        gateway_key=KEY,
         models=["m1", "m2"],
-    )  # fmt: skip
+    )
     shown = "\n".join(policy.describe())
     assert "gateway key: set" in shown and "models: m1 → m2" in shown
     assert KEY not in shown and KEY not in repr(policy) and KEY not in str(policy)
@@ -146,9 +156,13 @@ async def test_the_embedder_setting(container: Container, tenant: TenantFixture)
     assert e.value.field == ["models", "0"]
     assert (await policies.get_policy(control, tenant.id)).embedder == "local"
     policy = await policies.configure_tenant(
-        control, tenant.id, gateway_url="https://gw.example/v1", models=["gpt-x"],
-        embedder="gateway", embeddings_model="embed-small",
-    )  # fmt: skip
+        control,
+        tenant.id,
+        gateway_url="https://gw.example/v1",
+        models=["gpt-x"],
+        embedder="gateway",
+        embeddings_model="embed-small",
+    )
     assert (policy.embedder, policy.embeddings_model) == ("gateway", "embed-small")
     assert "embedder: gateway, model embed-small" in policy.describe()
     assert container.embedders is not None

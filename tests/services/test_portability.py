@@ -62,9 +62,13 @@ async def test_a_round_trip_answers_every_query_the_same(
     assert "tenant" not in filled.splitlines()[0].decode()
     end = orjson.loads(filled.splitlines()[-1])
     assert end["counts"] == {
-        "entry": 3, "event": 10, "provenance": 5, "entry_version": 1, "compaction_run": 1,
-            "llm_call": 1,
-    }  # fmt: skip
+        "entry": 3,
+        "event": 10,
+        "provenance": 5,
+        "entry_version": 1,
+        "compaction_run": 1,
+        "llm_call": 1,
+    }
     assert end["sha256"] == hashlib.sha256(b"".join(records(filled))).hexdigest()
     event = next(orjson.loads(r) for r in records(filled) if b'"compressed_into":"mem' in r)
     for field in ("recorded_at", "compressed_at", "idempotency_key", "source_ref"):

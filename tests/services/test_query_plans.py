@@ -44,17 +44,23 @@ async def plans_of(db: TenantDb, call: Callable[[], Awaitable[Any]]) -> list[lis
 async def test_context_without_a_query_reads_the_rank_index_in_order(db: TenantDb) -> None:
     for importance in (2, 5):
         await entries.create_entry(
-            db, EntryIn(scope=Scope.ENTITY, scope_ref=ACME, title="t", summary="s",
-                        importance=importance),
-        )  # fmt: skip
+            db,
+            EntryIn(
+                scope=Scope.ENTITY, scope_ref=ACME, title="t", summary="s", importance=importance
+            ),
+        )
 
     plans = await plans_of(
         db,
         lambda: load_context(
-            db, scope=Scope.ENTITY, scope_ref=ACME, query=None, max_tokens=2000,
+            db,
+            scope=Scope.ENTITY,
+            scope_ref=ACME,
+            query=None,
+            max_tokens=2000,
             include_institutional=True,
         ),
-    )  # fmt: skip
+    )
 
     # One per scope (the entity's, then the institutional one): an index-only read that
     # stops at the limit, never a sort of the whole scope.

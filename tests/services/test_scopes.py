@@ -44,11 +44,13 @@ async def summary(db: TenantDb) -> dict[tuple[str, str | None], tuple[int, int]]
 async def truth(db: TenantDb) -> dict[tuple[str, str | None], tuple[int, int]]:
     """What counting the tables says (the GROUP BY the summary saves every call)."""
     counted = union_all(
-        select(ev.c.scope, ev.c.scope_ref, func.count().label("n"), literal(0).label("m"))
-        .group_by(ev.c.scope, ev.c.scope_ref),
-        select(en.c.scope, en.c.scope_ref, literal(0), func.count())
-        .group_by(en.c.scope, en.c.scope_ref),
-    )  # fmt: skip
+        select(ev.c.scope, ev.c.scope_ref, func.count().label("n"), literal(0).label("m")).group_by(
+            ev.c.scope, ev.c.scope_ref
+        ),
+        select(en.c.scope, en.c.scope_ref, literal(0), func.count()).group_by(
+            en.c.scope, en.c.scope_ref
+        ),
+    )
     out: dict[tuple[str, str | None], tuple[int, int]] = {}
     rows: Any = await read_rows(db.engine, select(counted.subquery()))
     for scope, ref, n, m in rows:
@@ -64,18 +66,28 @@ async def test_the_summary_follows_every_write(db: TenantDb, settings: Settings)
     await events.append_events(
         db, [event("ent_a", f"old call {i}", days_ago=200) for i in range(3)]
     )
-    assert await summary(db) == await truth(db) == {
-        ("entity", "ent_a"): (5, 0), ("entity", "ent_b"): (1, 0), ("institutional", None): (1, 0),
-    }  # fmt: skip
+    assert (
+        await summary(db)
+        == await truth(db)
+        == {
+            ("entity", "ent_a"): (5, 0),
+            ("entity", "ent_b"): (1, 0),
+            ("institutional", None): (1, 0),
+        }
+    )
     note = await entries.create_entry(db, EntryIn(Scope.TEAM, "usr_1", "Team note", "x"))
     await entries.update_entry(db, note.id, EntryPatch(summary="y"), by="key_1")
     other = await entries.create_entry(db, EntryIn(Scope.ENTITY, "ent_b", "B note", "z"))
     await entries.delete_entry(db, other.id, by="key_1")
     await compaction.run_compaction(
-        db, policy=TenantPolicy(db.tenant_id), summariser=BuiltinSummariser(),
-        settings=settings.model_copy(update={"compaction_min_events": 2}), trigger="cli",
-        dry_run=False, now=NOW,
-    )  # fmt: skip
+        db,
+        policy=TenantPolicy(db.tenant_id),
+        summariser=BuiltinSummariser(),
+        settings=settings.model_copy(update={"compaction_min_events": 2}),
+        trigger="cli",
+        dry_run=False,
+        now=NOW,
+    )
     assert await summary(db) == await truth(db)
     assert (await summary(db))[("entity", "ent_a")] == (5, 1)  # the compactor's summary
     assert (await summary(db))[("team", "usr_1")] == (0, 1)
@@ -179,9 +191,11 @@ async def test_the_writers_count_reads_only_the_new_rows(db: TenantDb) -> None:
     if db.engine.dialect.name != "sqlite":
         pytest.skip("the statement is SQLite's")
     async with write_transaction(db.engine) as conn:
-        plan = (await conn.exec_driver_sql(
-            "EXPLAIN QUERY PLAN " + COUNT_EVENTS_SQL.replace(":after", "0")
-        )).all()  # fmt: skip
+        plan = (
+            await conn.exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + COUNT_EVENTS_SQL.replace(":after", "0")
+            )
+        ).all()
     details = [row[-1] for row in plan]
     assert any("INTEGER PRIMARY KEY (rowid>?)" in d for d in details), details
     assert not any(d.startswith("SCAN memory_events") for d in details), details

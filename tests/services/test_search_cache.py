@@ -45,15 +45,20 @@ ACME = {"scope": Scope.ENTITY, "scope_ref": "ent_acme"}
 
 
 def entry_in(i: int, rng: random.Random) -> EntryIn:
-    scope, ref = [(Scope.ENTITY, "ent_acme"), (Scope.ENTITY, "ent_globex"),
-                  (Scope.INSTITUTIONAL, None)][i % 3]  # fmt: skip
+    scope, ref = [
+        (Scope.ENTITY, "ent_acme"),
+        (Scope.ENTITY, "ent_globex"),
+        (Scope.INSTITUTIONAL, None),
+    ][i % 3]
     return EntryIn(
-        scope=scope, scope_ref=ref,
+        scope=scope,
+        scope_ref=ref,
         title=" ".join(rng.sample(WORDS, 2)).title(),
         summary=" ".join(rng.choice(WORDS) for _ in range(8)),
         tags=rng.sample(["decision", "note", "results"], rng.randint(0, 2)),
-        importance=rng.randint(1, 5), source=rng.choice(SOURCES),
-    )  # fmt: skip
+        importance=rng.randint(1, 5),
+        source=rng.choice(SOURCES),
+    )
 
 
 async def fill(db: TenantDb, n: int = 30, seed: int = 1) -> list[Entry]:
@@ -175,12 +180,13 @@ async def test_writes_by_other_processes_invalidate(
     assert ids(await search(db, "yak")) == []
     # A raw client's connection.
     await run_sql(
-        container, db.tenant_id,
+        container,
+        db.tenant_id,
         "INSERT INTO memory_entries (id, scope, scope_ref, title, summary, tags, importance,"
         " source, created_at, updated_at, version) VALUES ('mem_raw', 'entity', 'ent_acme',"
         " 'Yak', 'yak', '[]', 3, 'manual', '2026-11-30 00:00:00.000000',"
         " '2026-11-30 00:00:00.000000', 1)",
-    )  # fmt: skip
+    )
     assert ids(await search(db, "yak")) == ["mem_raw"]
     await run_sql(container, db.tenant_id, "UPDATE memory_entries SET title = 'Ox', summary = 'ox'")
     assert ids(await search(db, "yak")) == []
@@ -193,10 +199,15 @@ async def test_writes_by_other_processes_invalidate(
     # The compactor, in its worker, folds old events into a new entry.
     now = datetime.now(UTC)
     old = [
-        EventIn(Scope.ENTITY, "ent_yak", "call_summary", f"Yak herd call {i}: budget agreed.",
-                occurred_at=now - timedelta(days=200 + i))
+        EventIn(
+            Scope.ENTITY,
+            "ent_yak",
+            "call_summary",
+            f"Yak herd call {i}: budget agreed.",
+            occurred_at=now - timedelta(days=200 + i),
+        )
         for i in range(3)
-    ]  # fmt: skip
+    ]
     await events.append_events(db, old)
     assert ids(await search(db, "herd")) == []
     run = await compact_tenant(other_process, db.tenant_id, trigger="cli", now=now)
@@ -508,9 +519,14 @@ async def test_the_context_loader_keeps_its_candidates_until_entries_change(
             if not cached:
                 m.setattr(db, "shared", {})
             return await loader.load_context(
-                db, scope=Scope.ENTITY, scope_ref="ent_acme", query=query,
-                max_tokens=400, include_institutional=True, now=at,
-            )  # fmt: skip
+                db,
+                scope=Scope.ENTITY,
+                scope_ref="ent_acme",
+                query=query,
+                max_tokens=400,
+                include_institutional=True,
+                now=at,
+            )
 
     before = lookups()
     first = await load(now)
@@ -522,11 +538,18 @@ async def test_the_context_loader_keeps_its_candidates_until_entries_change(
     later = now + timedelta(days=3 * 365)
     assert await load(later) == await load(later, cached=False)
     # A write to an entry: found again.
-    await entries.create_entry(db, EntryIn(
-        scope=Scope.ENTITY, scope_ref="ent_acme", title="Budget ROAS report",
-        summary="budget roas report budget roas report", tags=[], importance=5,
-        source=EntrySource.MANUAL,
-    ))  # fmt: skip
+    await entries.create_entry(
+        db,
+        EntryIn(
+            scope=Scope.ENTITY,
+            scope_ref="ent_acme",
+            title="Budget ROAS report",
+            summary="budget roas report budget roas report",
+            tags=[],
+            importance=5,
+            source=EntrySource.MANUAL,
+        ),
+    )
     fresh = await load(now)
     assert counted_since(before)["stale"] == 1
     assert fresh == await load(now, cached=False) and fresh != first
@@ -541,8 +564,14 @@ async def test_the_context_loader_keeps_its_candidates_until_entries_change(
     monkeypatch.undo()
     # Without a query nothing is looked up (an index read, cheap as it is).
     mark = lookups()
-    await loader.load_context(db, scope=Scope.ENTITY, scope_ref="ent_acme", query=None,
-                               max_tokens=400, include_institutional=True)  # fmt: skip
+    await loader.load_context(
+        db,
+        scope=Scope.ENTITY,
+        scope_ref="ent_acme",
+        query=None,
+        max_tokens=400,
+        include_institutional=True,
+    )
     assert counted_since(mark) == {"hit": 0, "miss": 0, "stale": 0}
 
 
@@ -553,9 +582,16 @@ async def test_graphql_and_rest_are_served_from_it(
     client: httpx.AsyncClient, tenant: TenantFixture
 ) -> None:
     h = tenant.headers
-    r = await client.post("/memory", headers=h, json={
-        "scope": "entity", "scopeRef": "ent_acme", "title": "Heron budget", "summary": "heron",
-    })  # fmt: skip
+    r = await client.post(
+        "/memory",
+        headers=h,
+        json={
+            "scope": "entity",
+            "scopeRef": "ent_acme",
+            "title": "Heron budget",
+            "summary": "heron",
+        },
+    )
     assert r.status_code == 201, r.text
     entry_id = r.json()["id"]
     query = {"query": '{ memoryEntries(filter: {search: "heron"}) { edges { node { title } } } }'}

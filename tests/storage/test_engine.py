@@ -411,9 +411,12 @@ async def test_fetch_rows_converts_as_sqlalchemy_does(tmp_path: Path) -> None:
     )
     meta = MetaData()
     table = Table(
-        "f", meta, Column("id", Integer, primary_key=True), Column("at", UTCDateTime),
+        "f",
+        meta,
+        Column("id", Integer, primary_key=True),
+        Column("at", UTCDateTime),
         Column("v", String),
-    )  # fmt: skip
+    )
     at = datetime(2026, 11, 30, 5, 20, 1, 123456, tzinfo=UTC)
     try:
         async with write_transaction(engine) as conn:

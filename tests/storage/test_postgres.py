@@ -153,9 +153,10 @@ async def test_a_database_server_that_is_down_is_named_not_masked(
     )
     with caplog.at_level(logging.DEBUG):
         r = await client.post(
-            "/graphql", json={"query": "{ memoryEvents { edges { node { id } } } }"},
+            "/graphql",
+            json={"query": "{ memoryEvents { edges { node { id } } } }"},
             headers=t.headers,
-        )  # fmt: skip
+        )
         rest = await client.get("/memory/events", headers=t.headers)
     assert r.status_code == 503 and r.headers["retry-after"] == "1"
     assert r.json()["errors"][0]["extensions"]["code"] == "TENANT_DATABASE_UNREACHABLE"
@@ -183,7 +184,7 @@ def _diff(conn: Any, metadata: MetaData) -> list[object]:
             "include_object": lambda o, n, t, r, c: not migrate.is_fts_object(n),
             "compare_type": True,
         },
-    )  # fmt: skip
+    )
     return list(compare_metadata(ctx, metadata))
 
 

@@ -286,7 +286,7 @@ async def test_appends_on_the_thread_store_what_the_stock_insert_stores(
             None,
             None,
             None if i % 4 else f"key-{i}",
-        )  # fmt: skip
+        )
         for i in range(size)
     ]
     paths = []

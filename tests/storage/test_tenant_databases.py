@@ -36,8 +36,9 @@ async def test_each_tenant_has_its_own_file_with_pragmas(tmp_path: Path) -> None
                 version = await migrate.current_revision(conn)
                 assert version == migrate.head_revision("tenant")
         assert sorted(p.name for p in (tmp_path / "tenants").glob("*.db")) == [
-            "ten_a.db", "ten_b.db"
-        ]  # fmt: skip
+            "ten_a.db",
+            "ten_b.db",
+        ]
     finally:
         await dbs.aclose()
 
@@ -97,7 +98,7 @@ def _diff(conn: object, metadata: object) -> list[object]:
             "include_object": lambda o, n, t, r, c: not (t == "table" and migrate.is_fts_object(n)),
             "compare_type": True,
         },
-    )  # fmt: skip
+    )
     return list(compare_metadata(ctx, metadata))  # type: ignore[arg-type]
 
 

@@ -117,8 +117,9 @@ def test_operator_erasure_from_the_cli(env: Settings, capsys: pytest.CaptureFixt
     code, out, _ = jet(capsys, "tenants", "create", "acme")
     tenant_id = out.split()[1]
     asyncio.run(_fill(env, tenant_id))
-    code, out, err = jet(capsys, "erase", "--tenant", "acme", "--scope", "entity",
-                         "--scope-ref", "ent_a", "--vacuum")  # fmt: skip
+    code, out, err = jet(
+        capsys, "erase", "--tenant", "acme", "--scope", "entity", "--scope-ref", "ent_a", "--vacuum"
+    )
     assert code == 0, err
     assert "1 events, 0 entries, 0 versions erased" in out
     code, out, _ = jet(capsys, "erasures", "--tenant", "acme")

@@ -31,11 +31,19 @@ async def test_timestamps_round_trip_as_aware_utc(db: TenantDb) -> None:
     entry = await entries.create_entry(
         db, EntryIn(scope=Scope.ENTITY, scope_ref="ent_acme", title="t", summary="s")
     )
-    appended = await events.append_events(db, [
-        EventIn(scope=Scope.ENTITY, scope_ref="ent_acme", kind="decision", body=f"b{i}",
-                occurred_at=at)
-        for i, at in enumerate(INSTANTS)
-    ])  # fmt: skip
+    appended = await events.append_events(
+        db,
+        [
+            EventIn(
+                scope=Scope.ENTITY,
+                scope_ref="ent_acme",
+                kind="decision",
+                body=f"b{i}",
+                occurred_at=at,
+            )
+            for i, at in enumerate(INSTANTS)
+        ],
+    )
     compressed_at = datetime(2026, 5, 6, 7, 8, 9, 10, tzinfo=timezone(timedelta(hours=2)))
     async with write_transaction(db.engine) as conn:
         await conn.execute(
@@ -114,8 +122,12 @@ def test_postgresql_processor_matches_the_general_path() -> None:
     at = datetime(2026, 3, 4, 5, 6, 7, 89, tzinfo=UTC)
     assert fast(at) is at
     assert fast(None) is None
-    for value in [at, at.astimezone(timezone(timedelta(hours=-3))), at.replace(tzinfo=None),
-                  at.replace(tzinfo=timezone(timedelta(0)))]:  # fmt: skip
+    for value in [
+        at,
+        at.astimezone(timezone(timedelta(hours=-3))),
+        at.replace(tzinfo=None),
+        at.replace(tzinfo=timezone(timedelta(0))),
+    ]:
         got = fast(value)
         assert got == slow(value) and got is not None and got.tzinfo is UTC
 

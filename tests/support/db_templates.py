@@ -157,7 +157,7 @@ async def claim_spare(conn: AsyncConnection, schema: str) -> bool:
                 "ORDER BY nspname LIMIT 1"
             ),
             {"p": pattern},
-        )  # fmt: skip
+        )
     ).first()
     if row is None:
         return False

@@ -305,14 +305,18 @@ class PostgresServer:
         assert self.bin_dir is not None and self.data_dir is not None
         argv = [
             str(self.bin_dir / "initdb"),
-            "-D", str(self.data_dir),
-            "-A", "trust",
-            "-U", DB_USER,
-            "-E", "UTF8",
+            "-D",
+            str(self.data_dir),
+            "-A",
+            "trust",
+            "-U",
+            DB_USER,
+            "-E",
+            "UTF8",
             f"--locale={LOCALE}",
             "--no-sync",
             "--no-instructions",
-        ]  # fmt: skip
+        ]
         proc = subprocess.run(
             argv,
             stdout=subprocess.PIPE,
@@ -330,11 +334,15 @@ class PostgresServer:
         assert self.log_path is not None and self.socket_dir is not None
         argv = [
             str(self.bin_dir / "postgres"),
-            "-D", str(self.data_dir),
-            "-h", "127.0.0.1",
-            "-p", str(self.port),
-            "-k", str(self.socket_dir),
-        ]  # fmt: skip
+            "-D",
+            str(self.data_dir),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-k",
+            str(self.socket_dir),
+        ]
         for key, value in {**SERVER_SETTINGS, **self.extra_settings}.items():
             argv += ["-c", f"{key}={value}"]
         with self.log_path.open("ab") as log:

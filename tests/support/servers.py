@@ -82,8 +82,14 @@ def jet_serve(
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [str(jet), "serve", "--host", "127.0.0.1", "--port", str(port)]
-    with serving(argv, url=url, env=environ, cwd=tmp_path, log=tmp_path / "serve.log",
-                 startup_seconds=startup_seconds):  # fmt: skip
+    with serving(
+        argv,
+        url=url,
+        env=environ,
+        cwd=tmp_path,
+        log=tmp_path / "serve.log",
+        startup_seconds=startup_seconds,
+    ):
         yield url, keys
 
 

@@ -59,16 +59,25 @@ async def seed(container: Container, name: str, *, buckets: int = 2, per_bucket:
     for b in range(buckets):
         ref = f"ent_{b}"
         for i in range(per_bucket):
-            old.append(EventIn(
-                scope=Scope.ENTITY, scope_ref=ref, kind="decision",
-                body=f"{name} client {b} approved a ${1_000 * (i + 1):,} budget for Q{i % 4 + 1}.",
-                occurred_at=now - OLD - timedelta(days=i),
-            ))  # fmt: skip
-        recent.append(EventIn(
-            scope=Scope.ENTITY, scope_ref=ref, kind="call_summary",
-            body=f"{name} client {b} asked for the new report.",
-            occurred_at=now - timedelta(days=1),
-        ))  # fmt: skip
+            old.append(
+                EventIn(
+                    scope=Scope.ENTITY,
+                    scope_ref=ref,
+                    kind="decision",
+                    body=f"{name} client {b} approved a ${1_000 * (i + 1):,} budget"
+                    f" for Q{i % 4 + 1}.",
+                    occurred_at=now - OLD - timedelta(days=i),
+                )
+            )
+        recent.append(
+            EventIn(
+                scope=Scope.ENTITY,
+                scope_ref=ref,
+                kind="call_summary",
+                body=f"{name} client {b} asked for the new report.",
+                occurred_at=now - timedelta(days=1),
+            )
+        )
     async with container.tenants.lease(tenant.id) as db:
         done_old = await event_service.append_events(db, old)
         done_recent = await event_service.append_events(db, recent)
@@ -324,11 +333,18 @@ class StallingGateway:
                 if not free and not stub._answer.wait(timeout=60):
                     return
                 content = f"{request['model']} summary\n\n- Budgets approved as recorded."
-                body = json.dumps({
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 12},
-                }).encode()  # fmt: skip
+                body = json.dumps(
+                    {
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": content},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 12},
+                    }
+                ).encode()
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
@@ -467,8 +483,7 @@ async def test_a_run_killed_after_some_folds_shows_them_and_the_next_run_marks_i
         )
         try:
             # Two buckets answered (and folded), the third stalls at the gateway.
-            await wait_for(lambda: gateway.requests > 2, within=30, what="a 3rd request",
-                           proc=proc)  # fmt: skip
+            await wait_for(lambda: gateway.requests > 2, within=30, what="a 3rd request", proc=proc)
             os.kill(proc.pid, signal.SIGKILL)
             assert await asyncio.wait_for(proc.wait(), 10) == -signal.SIGKILL
         finally:
@@ -488,9 +503,12 @@ async def test_a_run_killed_after_some_folds_shows_them_and_the_next_run_marks_i
     # process is gone, so it is marked interrupted without waiting out the window.
     async with container.tenants.lease(seeded.tenant_id) as db:
         await compaction.run_compaction(
-            db, policy=TenantPolicy(seeded.tenant_id), summariser=BuiltinSummariser(),
-            settings=settings, trigger="cli",
-        )  # fmt: skip
+            db,
+            policy=TenantPolicy(seeded.tenant_id),
+            summariser=BuiltinSummariser(),
+            settings=settings,
+            trigger="cli",
+        )
     interrupted, rerun = await runs(container, seeded.tenant_id)
     assert interrupted.id == killed.id and interrupted.status is RunStatus.FAILED
     assert interrupted.problems == [compaction.INTERRUPTED]

@@ -49,8 +49,11 @@ def test_worker_check_finds_the_embedded_redis_of_up(tmp_path: Path) -> None:
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(JET), "up", "--host", "127.0.0.1", "--port", str(free_port())],
-            env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            env=env,
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         # `arq --check` would look at localhost:6379; the check reads what `up` recorded.
         healthy = wait_until_healthy(env, tmp_path, log)

@@ -54,9 +54,13 @@ async def gateway() -> AsyncIterator[FakeGateway]:
 
 async def jet(env: dict[str, str], cwd: Path, *args: str) -> str:
     proc = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).parent / "jet-memory"), *args, env=env, cwd=cwd,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        str(Path(sys.executable).parent / "jet-memory"),
+        *args,
+        env=env,
+        cwd=cwd,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await proc.communicate()
     assert proc.returncode == 0, out.decode()
     return out.decode()
@@ -69,18 +73,33 @@ async def embedded(container: Container, tenant_id: str, model: str) -> int:
 
 @pytest.mark.slow
 async def test_the_worker_embeds_gateway_tenants_through_dlp_and_budget(
-    settings: Settings, container: Container, redis_url: str, gateway: FakeGateway,
+    settings: Settings,
+    container: Container,
+    redis_url: str,
+    gateway: FakeGateway,
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     c = container
     remote, _ = await tenant_service.create_tenant(c.control, c.tenants, "remote")
     local, _ = await tenant_service.create_tenant(c.control, c.tenants, "local")
     env = worker_env(settings, redis_url) | {"JET_EMBED_INTERVAL_SECONDS": "0.2"}
     shown = await jet(
-        env | {"JET_GATEWAY_KEY": GATEWAY_KEY}, tmp_path, "tenants", "configure", remote.id,
-        "--gateway-url", gateway.base_url, "--model", "stub-model", "--embedder", "gateway",
-        "--embeddings-model", "embed-small", "--budget-daily-tokens", "1000",
-    )  # fmt: skip
+        env | {"JET_GATEWAY_KEY": GATEWAY_KEY},
+        tmp_path,
+        "tenants",
+        "configure",
+        remote.id,
+        "--gateway-url",
+        gateway.base_url,
+        "--model",
+        "stub-model",
+        "--embedder",
+        "gateway",
+        "--embeddings-model",
+        "embed-small",
+        "--budget-daily-tokens",
+        "1000",
+    )
     assert "embedder: gateway, model embed-small" in shown and GATEWAY_KEY not in shown
     notes = [
         EntryIn(Scope.ENTITY, "acme", "Refund request", f"- card {CARD} to be refunded"),
@@ -95,9 +114,13 @@ async def test_the_worker_embeds_gateway_tenants_through_dlp_and_budget(
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).parent / "arq"), "app.worker.WorkerSettings",
-            env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            str(Path(sys.executable).parent / "arq"),
+            "app.worker.WorkerSettings",
+            env=env,
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = asyncio.get_running_loop().time() + 60
         while await embedded(c, remote.id, MODEL) < len(notes):

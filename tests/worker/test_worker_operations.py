@@ -24,14 +24,29 @@ def sample(name: str, **labels: str) -> float:
 def a_run(**changes: Any) -> CompactionRunRecord:
     now = datetime.now(UTC)
     values: dict[str, Any] = dict(
-        id="run_x", status=RunStatus.PARTIAL, trigger=RunTrigger.CRON, dry_run=False,
-        started_at=now, finished_at=now, cutoff=now, buckets_considered=5,
-        buckets_compacted=2, buckets_skipped=3, periods=2, events_compressed=9,
-        prompt_tokens=1000, completion_tokens=150, budget_exceeded=True,
-        problems=["entity ent_a: blocked by DLP: 1 email", "entity ent_b: gateway timeout",
-                  "entity ent_c: blocked by DLP: 2 phone"],
-        entries_created=["mem_1", "mem_2"], summariser="m1",
-    )  # fmt: skip
+        id="run_x",
+        status=RunStatus.PARTIAL,
+        trigger=RunTrigger.CRON,
+        dry_run=False,
+        started_at=now,
+        finished_at=now,
+        cutoff=now,
+        buckets_considered=5,
+        buckets_compacted=2,
+        buckets_skipped=3,
+        periods=2,
+        events_compressed=9,
+        prompt_tokens=1000,
+        completion_tokens=150,
+        budget_exceeded=True,
+        problems=[
+            "entity ent_a: blocked by DLP: 1 email",
+            "entity ent_b: gateway timeout",
+            "entity ent_c: blocked by DLP: 2 phone",
+        ],
+        entries_created=["mem_1", "mem_2"],
+        summariser="m1",
+    )
     values.update(changes)
     return CompactionRunRecord(**values)
 

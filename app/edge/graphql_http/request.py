@@ -70,9 +70,10 @@ def batch_data(items: list[Any], max_operations: int) -> list[GraphQLRequestData
         where = f" (operation {i} of the batch)"
         if not isinstance(item, dict):
             raise HTTPException(
-                400, f"Each operation of a batch must be a JSON object: operation {i} is "
-                f"{json_type(item)}"
-            )  # fmt: skip
+                400,
+                f"Each operation of a batch must be a JSON object: operation {i} is "
+                f"{json_type(item)}",
+            )
         operations.append(request_data(item, where))
     return operations
 

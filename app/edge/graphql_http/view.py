@@ -310,9 +310,12 @@ def _unmasked(error: GraphQLError, request_id: str | None) -> GraphQLError:
     if not isinstance(cause, TenantUnavailable):
         return error
     named = GraphQLError(
-        cause.message, nodes=error.nodes, source=error.source, positions=error.positions,
+        cause.message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
         path=error.path,
-    )  # fmt: skip
+    )
     named.extensions = graphql_extensions(cause, request_id)
     return named
 

@@ -178,13 +178,21 @@ async def run(
     try:
         return await _run(schema, container, connection, payload, request_id)
     except TenantUnavailable as exc:
-        log.log(logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
-                "tenant database unavailable (%s), request %s", exc.reason, request_id,
-                extra={"request_id": request_id})  # fmt: skip
+        log.log(
+            logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
+            "tenant database unavailable (%s), request %s",
+            exc.reason,
+            request_id,
+            extra={"request_id": request_id},
+        )
         return Answer([{"message": exc.message, "extensions": graphql_extensions(exc, request_id)}])
     except Exception as exc:
-        log.error("unhandled error (request %s)", request_id, exc_info=exc,
-                  extra={"request_id": request_id})  # fmt: skip
+        log.error(
+            "unhandled error (request %s)",
+            request_id,
+            exc_info=exc,
+            extra={"request_id": request_id},
+        )
         return Answer(_refusal("Internal server error", STATUS_CODES[500], request_id))
     finally:
         tenant_id_var.reset(tenant_token)
@@ -212,8 +220,10 @@ async def _run(
         wait = limiter.acquire(key)
         if wait > 0:
             metrics.RATE_LIMITED.labels(surface="graphql").inc()
-            message = (f"rate limit of {limiter.rate:g} requests per second (burst "
-                       f"{limiter.burst}) for this API key exceeded; retry later")  # fmt: skip
+            message = (
+                f"rate limit of {limiter.rate:g} requests per second (burst "
+                f"{limiter.burst}) for this API key exceeded; retry later"
+            )
             retry_after = int(retry_after_header(wait))  # whole seconds, as HTTP's Retry-After
             return Answer(_refusal(message, STATUS_CODES[429], request_id, retryAfter=retry_after))
     try:
@@ -222,10 +232,15 @@ async def _run(
         return Answer(_refusal(exc.reason, STATUS_CODES[400], request_id))
     async with container.tenants.lease(tenant_id) as db:
         context = Context(
-            container=container, db=db, request_id=request_id, request=connection.request,
+            container=container,
+            db=db,
+            request_id=request_id,
+            request=connection.request,
             actor=lambda: key_requester(container, key),
-            connection_params=connection.connection_params, tenant_id=tenant_id, api_key=key,
-        )  # fmt: skip
+            connection_params=connection.connection_params,
+            tenant_id=tenant_id,
+            api_key=key,
+        )
         try:
             result = await schema.execute(
                 data.query,
@@ -434,10 +449,12 @@ class SubscriptionView(GraphQL[Context, None]):
     async def get_context(self, request: Any, response: Any) -> Context:
         assert isinstance(request, WebSocket)
         return Context(
-            container=container_of(request.scope), db=None, request_id=new_request_id(),
+            container=container_of(request.scope),
+            db=None,
+            request_id=new_request_id(),
             request=request,
             response=response,
-        )  # fmt: skip
+        )
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         secret = _secret(context.connection_params)

@@ -114,10 +114,15 @@ def _scope(scope: str, scope_ref: str | None) -> str:
 
 async def remember(db: TenantDb, a: RememberArgs, max_rows: int) -> Answer:
     event = EventIn(
-        scope=Scope(a.scope), scope_ref=a.scope_ref, kind=a.kind, body=a.body,
-        source=a.source, source_ref=a.source_ref, occurred_at=a.occurred_at,
+        scope=Scope(a.scope),
+        scope_ref=a.scope_ref,
+        kind=a.kind,
+        body=a.body,
+        source=a.source,
+        source_ref=a.source_ref,
+        occurred_at=a.occurred_at,
         idempotency_key=a.idempotency_key,
-    )  # fmt: skip
+    )
     done = await events.append_event(db, event, max_rows=max_rows)
     e = done.event
     verb = "Already remembered (same idempotencyKey)" if done.replayed else "Remembered"
@@ -127,10 +132,15 @@ async def remember(db: TenantDb, a: RememberArgs, max_rows: int) -> Answer:
 
 async def recall(db: TenantDb, a: RecallArgs, _: int) -> Answer:
     result = await loader.load_context(
-        db, scope=Scope(a.scope), scope_ref=a.scope_ref, query=a.query,
-        max_tokens=a.max_tokens, include_institutional=a.include_institutional,
-        kinds=a.kind, exclude_kinds=a.exclude_kind,
-    )  # fmt: skip
+        db,
+        scope=Scope(a.scope),
+        scope_ref=a.scope_ref,
+        query=a.query,
+        max_tokens=a.max_tokens,
+        include_institutional=a.include_institutional,
+        kinds=a.kind,
+        exclude_kinds=a.exclude_kind,
+    )
     structured = {
         "markdown": result.markdown,
         "tokens": result.tokens,
@@ -144,9 +154,12 @@ async def recall(db: TenantDb, a: RecallArgs, _: int) -> Answer:
 
 async def search_memory(db: TenantDb, a: SearchArgs, _: int) -> Answer:
     flt = EntryFilter(
-        scope=None if a.scope is None else Scope(a.scope), scope_ref=a.scope_ref,
-        tags=a.tag, search=a.search, min_importance=a.min_importance,
-    )  # fmt: skip
+        scope=None if a.scope is None else Scope(a.scope),
+        scope_ref=a.scope_ref,
+        tags=a.tag,
+        search=a.search,
+        min_importance=a.min_importance,
+    )
     page = await entries.list_entries(db, flt, first=a.limit, after=a.cursor)
     found = [entry_json(edge.node, edge.score) for edge in page.edges]
     next_cursor = page.end_cursor if page.has_next_page else None
@@ -183,7 +196,7 @@ async def save_memory(db: TenantDb, a: SaveArgs, _: int) -> Answer:
                 tags=a.tags or [],
                 importance=3 if a.importance is None else a.importance,
                 source=EntrySource(a.source or "manual"),
-            ),  # fmt: skip
+            ),
         )
         verb = "Created"
     else:
@@ -191,9 +204,12 @@ async def save_memory(db: TenantDb, a: SaveArgs, _: int) -> Answer:
             if value is not None:
                 raise ToolFailure("INVALID", name, f"{name} cannot change on update")
         patch = EntryPatch(
-            title=a.title, summary=a.summary, tags=a.tags, importance=a.importance,
+            title=a.title,
+            summary=a.summary,
+            tags=a.tags,
+            importance=a.importance,
             expected_version=a.expected_version,
-        )  # fmt: skip
+        )
         entry = await entries.update_entry(db, a.id, patch, by=REQUESTER.get())
         verb = "Updated"
     text = f"{verb} entry `{entry.id}` (version {entry.version}): {entry.title}"

@@ -48,9 +48,9 @@ class RestoreMemoryEntryInput(BodyModel):
 
     version: Whole = Field(description="the earlier version to bring back", ge=1, lt=2**31)
     expected_version: Whole | None = Field(
-        default=None, description="restore only if the entry (or, deleted, its last version) "
-        "is at this version",
-    )  # fmt: skip
+        default=None,
+        description="restore only if the entry (or, deleted, its last version) is at this version",
+    )
 
 
 class EraseMemorySubjectInput(BodyModel):
@@ -60,9 +60,10 @@ class EraseMemorySubjectInput(BodyModel):
 
     scope: ScopeIn
     scope_ref: str | None = documented_limit(
-        maxLength=limits.REF_MAX_CHARS, pattern=ONE_LINE_PATTERN,
+        maxLength=limits.REF_MAX_CHARS,
+        pattern=ONE_LINE_PATTERN,
         description="absent for institutional, required otherwise",
-    )  # fmt: skip
+    )
 
 
 RESTORE_IN = TypeAdapter(RestoreMemoryEntryInput)
@@ -102,9 +103,12 @@ async def restore_entry(request: Request, db: TenantDb, container: Container) ->
     i = parse_body(await request.body(), RESTORE_IN)
     with service_errors("body", {"id": ("id", "path")}):
         entry = await history.restore_entry(
-            db, request.path_params["id"], i.version, expected_version=i.expected_version,
+            db,
+            request.path_params["id"],
+            i.version,
+            expected_version=i.expected_version,
             by=await requester(request.scope, container),
-        )  # fmt: skip
+        )
     return json_response(MEMORY_ENTRY.json(entry))
 
 

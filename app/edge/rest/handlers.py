@@ -97,10 +97,15 @@ ENTRY_ID = {"id": ids.ENTRY}
 async def list_entries(request: Request, db: TenantDb, _: Container) -> Response:
     q = parse_query(request, MemoryEntryQuery)
     flt = EntryFilter(
-        scope=q.scope, scope_ref=q.scope_ref, tags=q.tag, search=q.search,
-        min_importance=q.min_importance, sources=q.source, min_score=q.min_score,
+        scope=q.scope,
+        scope_ref=q.scope_ref,
+        tags=q.tag,
+        search=q.search,
+        min_importance=q.min_importance,
+        sources=q.source,
+        min_score=q.min_score,
         keyword_only=q.keyword_only,
-    )  # fmt: skip
+    )
     with service_errors("query", LIST_NAMES):
         page = await entries.list_entries(db, flt, first=q.limit, after=q.cursor)
     # A search's hits carry their scores; a plain listing's entries do not.
@@ -121,10 +126,14 @@ async def create_entry(request: Request, db: TenantDb, _: Container) -> Response
     require_json(request)
     i = parse_body(await request.body(), ENTRY_IN)
     entry_in = EntryIn(
-        scope=i.scope, scope_ref=i.scope_ref, title=i.title, summary=i.summary,
-        tags=list(i.tags or []), importance=3 if i.importance is None else i.importance,
+        scope=i.scope,
+        scope_ref=i.scope_ref,
+        title=i.title,
+        summary=i.summary,
+        tags=list(i.tags or []),
+        importance=3 if i.importance is None else i.importance,
         source=EntrySource(i.source or EntrySource.MANUAL),
-    )  # fmt: skip
+    )
     with service_errors("body"):
         entry = await entries.create_entry(db, entry_in)
     headers = {"Location": f"/memory/{entry.id}", "ETag": etag(entry)}
@@ -188,9 +197,11 @@ async def replace_entry(request: Request, db: TenantDb, container: Container) ->
     if i.version is not None and expected is not None and expected != i.version:
         raise HttpProblem(
             400,
-            [field_error(f, "body", "INVALID", "version and expectedVersion disagree")
-             for f in ("version", "expectedVersion")],
-        )  # fmt: skip
+            [
+                field_error(f, "body", "INVALID", "version and expectedVersion disagree")
+                for f in ("version", "expectedVersion")
+            ],
+        )
     # Null read-only fields count as absent, as null editable ones do.
     given = [n for n in READ_ONLY_FIELDS if n in i.model_fields_set and getattr(i, n) is not None]
     if given or i.version is not None:
@@ -200,10 +211,13 @@ async def replace_entry(request: Request, db: TenantDb, container: Container) ->
         if i.version is not None and i.version != current.version:
             # Read at another version: a stale copy (its updatedAt differs too), a 409.
             raise problem(
-                409, "version", "body", "CONFLICT",
+                409,
+                "version",
+                "body",
+                "CONFLICT",
                 f"the entry is at version {current.version}, not {i.version}: GET it again, "
                 "then retry",
-            )  # fmt: skip
+            )
         changed = [n for n in given if getattr(i, n) != getattr(current, n)]
         if changed:
             raise HttpProblem(422, [_read_only(n, getattr(current, n)) for n in changed])
@@ -220,9 +234,11 @@ def _read_only(name: str, stored: object) -> ProblemError:
     else:
         shown = getattr(stored, "value", stored)  # an enum as the API writes it
     return field_error(
-        field, "body", "READ_ONLY",
+        field,
+        "body",
+        "READ_ONLY",
         f"{field}: read-only; the entry's is {shown!r}: send it unchanged or leave it out",
-    )  # fmt: skip
+    )
 
 
 async def _apply(
@@ -237,9 +253,11 @@ async def _apply(
         if expected is not None and expected not in allowed:
             raise HttpProblem(
                 400,
-                [field_error("If-Match", "header", "INVALID", _DISAGREE),
-                 field_error("expectedVersion", "body", "INVALID", _DISAGREE)],
-            )  # fmt: skip
+                [
+                    field_error("If-Match", "header", "INVALID", _DISAGREE),
+                    field_error("expectedVersion", "body", "INVALID", _DISAGREE),
+                ],
+            )
         # If-Match may list several versions; the service checks one, atomically: the
         # current one, if listed (a change after this read is then a stale version too).
         current = await entries.get_entry(db, entry_id)
@@ -249,9 +267,12 @@ async def _apply(
             raise _precondition_failed(current.version)
         expected = current.version
     patch = EntryPatch(
-        title=i.title, summary=i.summary, tags=i.tags, importance=i.importance,
+        title=i.title,
+        summary=i.summary,
+        tags=i.tags,
+        importance=i.importance,
         expected_version=expected,
-    )  # fmt: skip
+    )
     try:
         with service_errors("body"):
             entry = await entries.update_entry(db, entry_id, patch, by=by)
@@ -267,9 +288,12 @@ async def _apply(
 def _precondition_failed(current: int | None) -> HttpProblem:
     now = "" if current is None else f' (it is at version {current}, ETag "{current}")'
     return problem(
-        412, "If-Match", "header", "PRECONDITION_FAILED",
+        412,
+        "If-Match",
+        "header",
+        "PRECONDITION_FAILED",
         f"the entry has changed since that ETag{now}: GET it again, then retry",
-    )  # fmt: skip
+    )
 
 
 @operation(
@@ -317,10 +341,13 @@ async def append_events(request: Request, db: TenantDb, container: Container) ->
             # A key derived per item could not tell a retried batch from a longer one, so
             # "same key, different body → 409" would not hold: each item brings its own.
             raise problem(
-                400, "Idempotency-Key", "header", "INVALID",
+                400,
+                "Idempotency-Key",
+                "header",
+                "INVALID",
                 "the Idempotency-Key header is for a single event: give each item of a "
                 "batch its own idempotencyKey",
-            )  # fmt: skip
+            )
         batch = parse_body(raw, EVENT_BATCH_IN)
         with service_errors("body"):
             results = await events.append_events(
@@ -336,11 +363,21 @@ async def append_events(request: Request, db: TenantDb, container: Container) ->
         if key is not None and key != header_key:
             raise HttpProblem(
                 400,
-                [field_error("Idempotency-Key", "header", "INVALID",
-                        "the Idempotency-Key header and idempotencyKey differ"),
-                 field_error("idempotencyKey", "body", "INVALID",
-                        "the Idempotency-Key header and idempotencyKey differ")],
-            )  # fmt: skip
+                [
+                    field_error(
+                        "Idempotency-Key",
+                        "header",
+                        "INVALID",
+                        "the Idempotency-Key header and idempotencyKey differ",
+                    ),
+                    field_error(
+                        "idempotencyKey",
+                        "body",
+                        "INVALID",
+                        "the Idempotency-Key header and idempotencyKey differ",
+                    ),
+                ],
+            )
         key = header_key
         names["idempotencyKey"] = ("Idempotency-Key", "header")
     with service_errors("body", names):
@@ -380,9 +417,14 @@ async def get_event(request: Request, db: TenantDb, _: Container) -> Response:
 async def list_events(request: Request, db: TenantDb, _: Container) -> Response:
     q = parse_query(request, MemoryEventQuery)
     flt = EventFilter(
-        scope=q.scope, scope_ref=q.scope_ref, kinds=q.kind, occurred_after=q.occurred_after,
-        occurred_before=q.occurred_before, compressed=q.compressed, search=q.search,
-    )  # fmt: skip
+        scope=q.scope,
+        scope_ref=q.scope_ref,
+        kinds=q.kind,
+        occurred_after=q.occurred_after,
+        occurred_before=q.occurred_before,
+        compressed=q.compressed,
+        search=q.search,
+    )
     with service_errors("query", LIST_NAMES):
         found, cursor = await events.list_events_next(db, flt, first=q.limit, after=q.cursor)
     return json_response(listing([MEMORY_EVENT.json(e) for e in found], cursor))
@@ -407,10 +449,15 @@ async def memory_context(request: Request, db: TenantDb, _: Container) -> Respon
     q = parse_query(request, MemoryContextQuery)
     with service_errors("query", CONTEXT_NAMES):
         loaded = await loader.load_context(
-            db, scope=q.scope, scope_ref=q.scope_ref, query=q.query, max_tokens=q.max_tokens,
-            include_institutional=q.include_institutional, kinds=q.kind,
+            db,
+            scope=q.scope,
+            scope_ref=q.scope_ref,
+            query=q.query,
+            max_tokens=q.max_tokens,
+            include_institutional=q.include_institutional,
+            kinds=q.kind,
             exclude_kinds=q.exclude_kind,
-        )  # fmt: skip
+        )
     body = MEMORY_CONTEXT.json(loaded)
     if loaded.matches is not None:
         # With a query, each entry as a hit of it: its score and matchedTerms (0 and none
@@ -436,9 +483,11 @@ async def export_memory(request: Request, db: TenantDb, container: Container) ->
     q = parse_query(request, MemoryExportQuery)
     with service_errors("query", {}):
         lines = await portability.subject_export(
-            db, scope=q.scope, scope_ref=q.scope_ref,
+            db,
+            scope=q.scope,
+            scope_ref=q.scope_ref,
             max_records=container.settings.export_max_records,
-        )  # fmt: skip
+        )
     # Streamed a keyset page at a time, each page its own read: a slow client holds one
     # page in memory and no database connection between pages.
     return StreamingResponse(

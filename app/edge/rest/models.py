@@ -387,9 +387,13 @@ ENTRY_PUT_IN = TypeAdapter(ReplaceMemoryEntryInput)
 
 def _request_names() -> dict[str, str]:
     models: list[type[BaseModel]] = [
-        AppendMemoryEventInput, CreateMemoryEntryInput, ReplaceMemoryEntryInput,
-        MemoryEntryQuery, MemoryEventQuery, MemoryContextQuery,
-    ]  # fmt: skip
+        AppendMemoryEventInput,
+        CreateMemoryEntryInput,
+        ReplaceMemoryEntryInput,
+        MemoryEntryQuery,
+        MemoryEventQuery,
+        MemoryContextQuery,
+    ]
     return {_folded(f.alias or n): f.alias or n for m in models for n, f in m.model_fields.items()}
 
 

@@ -41,9 +41,15 @@ def require_json_type(ctype: str | None) -> None:
     ):
         raise HttpProblem(
             415,
-            [field_error("Content-Type", "header", "UNSUPPORTED_MEDIA_TYPE",
-                    "send the body as JSON: Content-Type: application/json (UTF-8)")],
-        )  # fmt: skip
+            [
+                field_error(
+                    "Content-Type",
+                    "header",
+                    "UNSUPPORTED_MEDIA_TYPE",
+                    "send the body as JSON: Content-Type: application/json (UTF-8)",
+                )
+            ],
+        )
 
 
 def parse_body(raw: bytes, adapter: TypeAdapter[T]) -> T:
@@ -102,18 +108,27 @@ def if_match_versions(request: Request) -> list[int] | None:
         found = _ETAG.fullmatch(part.strip())
         if found is None:
             raise problem(
-                400, "If-Match", "header", "INVALID",
+                400,
+                "If-Match",
+                "header",
+                "INVALID",
                 'If-Match must hold ETags of this API, e.g. "3" (the entry\'s version), or *',
-            )  # fmt: skip
+            )
         versions.append(int(found.group(1)))
     return versions
 
 
 def event_in(i: AppendMemoryEventInput, idempotency_key: str | None) -> EventIn:
     return EventIn(
-        scope=i.scope, scope_ref=i.scope_ref, kind=i.kind, body=i.body, source=i.source,
-        source_ref=i.source_ref, occurred_at=i.occurred_at, idempotency_key=idempotency_key,
-    )  # fmt: skip
+        scope=i.scope,
+        scope_ref=i.scope_ref,
+        kind=i.kind,
+        body=i.body,
+        source=i.source,
+        source_ref=i.source_ref,
+        occurred_at=i.occurred_at,
+        idempotency_key=idempotency_key,
+    )
 
 
 def two_headers(scope: AsgiScope, first: bytes, second: bytes) -> tuple[str | None, str | None]:

@@ -76,9 +76,12 @@ class HttpProblem(Exception):
 
     def body(self, request_id: str) -> dict[str, Any]:
         return Problem(
-            title=_title(self.status), status=self.status, detail=self.detail,
-            request_id=request_id, errors=self.errors,
-        ).model_dump(mode="json")  # fmt: skip
+            title=_title(self.status),
+            status=self.status,
+            detail=self.detail,
+            request_id=request_id,
+            errors=self.errors,
+        ).model_dump(mode="json")
 
     def response(self, request_id: str) -> Response:
         return JSONResponse(
@@ -123,9 +126,12 @@ async def problem_unauthorized(scope: AsgiScope, send: Send, message: str, reque
     """TenantBound's 401, in problem+json."""
     p = problem(401, "Authorization", "header", "UNAUTHENTICATED", message)
     await send_json(
-        send, 401, p.body(request_id), content_type=PROBLEM_JSON,
+        send,
+        401,
+        p.body(request_id),
+        content_type=PROBLEM_JSON,
         headers=[(b"www-authenticate", b"Bearer"), (b"x-request-id", request_id.encode())],
-    )  # fmt: skip
+    )
 
 
 def unavailable_problem(exc: TenantUnavailable) -> HttpProblem:
@@ -166,9 +172,12 @@ async def problem_too_large(scope: AsgiScope, send: Send, limit: int) -> None:
     message = f"the request body is over the limit of {limit} bytes"
     p = problem(413, None, "body", "TOO_LARGE", message)
     await send_json(
-        send, 413, p.body(request_id), content_type=PROBLEM_JSON,
+        send,
+        413,
+        p.body(request_id),
+        content_type=PROBLEM_JSON,
         headers=[(b"x-request-id", request_id.encode())],
-    )  # fmt: skip
+    )
 
 
 PROBLEM_ANSWERS = ErrorAnswers(

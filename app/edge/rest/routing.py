@@ -70,9 +70,13 @@ class Resource:
         if handler is None:
             allow = ", ".join(self.handlers)
             raise problem(
-                405, None, "path", "METHOD_NOT_ALLOWED",
-                f"{request.method} is not allowed here; allowed: {allow}", {"Allow": allow},
-            )  # fmt: skip
+                405,
+                None,
+                "path",
+                "METHOD_NOT_ALLOWED",
+                f"{request.method} is not allowed here; allowed: {allow}",
+                {"Allow": allow},
+            )
         state = scope["state"]
         request_id: str = state["request_id"]
         try:
@@ -82,9 +86,12 @@ class Resource:
             # left no answer (a 499).
             raise
         except TenantUnavailable as exc:
-            log.log(logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
-                    "tenant database unavailable (%s)", exc.reason,
-                    extra={"request_id": request_id})  # fmt: skip
+            log.log(
+                logging.ERROR if exc.reason == "corrupt" else logging.WARNING,
+                "tenant database unavailable (%s)",
+                exc.reason,
+                extra={"request_id": request_id},
+            )
             raise unavailable_problem(exc) from exc
         except Exception as exc:
             log.exception("REST request failed", extra={"request_id": request_id})

@@ -36,8 +36,9 @@ ChangeType = Literal[
 ]
 # The services name a missing endpoint or delivery "id"/"deliveryId": REST's are in the path.
 _PATH_NAMES: dict[str, tuple[str, Where]] = {
-    "id": ("id", "path"), "deliveryId": ("deliveryId", "path"),
-}  # fmt: skip
+    "id": ("id", "path"),
+    "deliveryId": ("deliveryId", "path"),
+}
 
 
 class CreateWebhookEndpointInput(BodyModel):

@@ -358,10 +358,21 @@ class PreparedExecutionContext(PlannedExecutionContext):
         unusual (an error to report, a variable left to its default, fragment variables,
         middleware of another kind) is its own."""
         arguments = (
-            schema, document, root_value, context_value, raw_variable_values, operation_name,
-            field_resolver, type_resolver, subscribe_field_resolver, max_coercion_errors,
-            enable_early_execution, middleware, is_awaitable, is_async_iterable,
-        )  # fmt: skip
+            schema,
+            document,
+            root_value,
+            context_value,
+            raw_variable_values,
+            operation_name,
+            field_resolver,
+            type_resolver,
+            subscribe_field_resolver,
+            max_coercion_errors,
+            enable_early_execution,
+            middleware,
+            is_awaitable,
+            is_async_iterable,
+        )
         options = {
             "hide_suggestions": hide_suggestions,
             "abort_signal": abort_signal,
@@ -390,10 +401,18 @@ class PreparedExecutionContext(PlannedExecutionContext):
             and set(custom_args) <= {"operation_extensions"}
         ):
             return cls.create(
-                prepared, root_value, context_value, variable_values, middleware,
-                is_awaitable, is_async_iterable, hide_suggestions, abort_signal, hooks,
+                prepared,
+                root_value,
+                context_value,
+                variable_values,
+                middleware,
+                is_awaitable,
+                is_async_iterable,
+                hide_suggestions,
+                abort_signal,
+                hooks,
                 custom_args.get("operation_extensions"),
-            )  # fmt: skip
+            )
         return cls(
             schema,
             dict(prepared.fragment_definitions),

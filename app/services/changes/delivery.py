@@ -121,8 +121,11 @@ async def _leased_endpoints(db: TenantDb, owner: str, lease: float) -> list[Any]
         async with write_transaction(db.engine) as conn:
             await store.claim(conn, owner, now, now + timedelta(seconds=lease))
             rows = await store.enabled_endpoints(conn)
-    return [r for r in rows if r.lease_owner == owner and r.lease_until is not None
-            and r.lease_until > now]  # fmt: skip
+    return [
+        r
+        for r in rows
+        if r.lease_owner == owner and r.lease_until is not None and r.lease_until > now
+    ]
 
 
 async def _fan_out(db: TenantDb, endpoints: list[Any]) -> int:
@@ -148,12 +151,20 @@ async def _fan_out(db: TenantDb, endpoints: list[Any]) -> int:
             new = [c for c in seen if c.id > e.cursor and wanted.matches(c)]
             fresh = ids.new_ids(ids.DELIVERY, len(new)) if new else []
             values = [
-                {"id": delivery_id, "endpoint_id": e.id, "change_id": c.id,
-                 "scope_key": scope_key(c), "type": c.type.value,
-                 "payload": orjson.dumps(c.payload()).decode(), "status": "pending",
-                 "attempts": 0, "next_attempt_at": now, "created_at": now}
+                {
+                    "id": delivery_id,
+                    "endpoint_id": e.id,
+                    "change_id": c.id,
+                    "scope_key": scope_key(c),
+                    "type": c.type.value,
+                    "payload": orjson.dumps(c.payload()).decode(),
+                    "status": "pending",
+                    "attempts": 0,
+                    "next_attempt_at": now,
+                    "created_at": now,
+                }
                 for delivery_id, c in zip(fresh, new, strict=True)
-            ]  # fmt: skip
+            ]
             await store.add_deliveries(conn, e.id, values, last)
             queued += len(values)
     return queued
@@ -179,9 +190,14 @@ async def _send_scope(
         async with limit:
             at = utcnow()
             outcome = await webhook_sender.post(
-                http, endpoint.url, secret=endpoint.secret, message_id=row.id,
-                body=row.payload.encode(), allowed=config.allowed, seconds=config.timeout,
-            )  # fmt: skip
+                http,
+                endpoint.url,
+                secret=endpoint.secret,
+                message_id=row.id,
+                body=row.payload.encode(),
+                allowed=config.allowed,
+                seconds=config.timeout,
+            )
         sent.append(_Sent(row, outcome, at))
         if not outcome.delivered:
             break
@@ -203,9 +219,13 @@ async def _record(
             d, o = s.delivery, s.outcome
             first = d.first_attempt_at or s.at
             values: dict[str, Any] = {
-                "attempts": d.attempts + 1, "first_attempt_at": first, "last_attempt_at": s.at,
-                "last_status": o.status, "last_error": o.error, "latency_ms": o.latency_ms,
-            }  # fmt: skip
+                "attempts": d.attempts + 1,
+                "first_attempt_at": first,
+                "last_attempt_at": s.at,
+                "last_status": o.status,
+                "last_error": o.error,
+                "latency_ms": o.latency_ms,
+            }
             if o.delivered:
                 values.update(status="delivered", delivered_at=s.at)
                 result.delivered += 1
@@ -226,17 +246,26 @@ async def _record(
             attempts.append((d.id, values))
         await store.record_attempts(conn, attempts)
         for endpoint_id, reason in to_disable.items():
-            await store.update_endpoint(conn, endpoint_id, {
-                "status": "disabled", "disabled_reason": reason, "updated_at": utcnow(),
-            })  # fmt: skip
+            await store.update_endpoint(
+                conn,
+                endpoint_id,
+                {
+                    "status": "disabled",
+                    "disabled_reason": reason,
+                    "updated_at": utcnow(),
+                },
+            )
     for endpoint_id, reason in to_disable.items():
         result.disabled += 1
         metrics.WEBHOOK_ENDPOINTS_DISABLED.inc()
         # The operator's signal: the tenant and endpoint ids, never the URL's secrets.
         log.warning(
             "webhook endpoint %s of tenant %s disabled: %s (url host %s)",
-            endpoint_id, db.tenant_id, reason, _host(by_id[endpoint_id].url),
-        )  # fmt: skip
+            endpoint_id,
+            db.tenant_id,
+            reason,
+            _host(by_id[endpoint_id].url),
+        )
 
 
 def _host(url: str) -> str:

@@ -101,22 +101,34 @@ class Delivery:
 def to_endpoint(row: Any) -> Endpoint:
     (id_, url, types, scope, scope_ref, description, status, reason, created, updated) = row[:10]
     return Endpoint(
-        id=id_, url=url, types=[ChangeType(t) for t in types],
-        scope=Scope(scope) if scope is not None else None, scope_ref=scope_ref,
-        description=description, enabled=status == "enabled", disabled_reason=reason,
-        created_at=created, updated_at=updated,
-    )  # fmt: skip
+        id=id_,
+        url=url,
+        types=[ChangeType(t) for t in types],
+        scope=Scope(scope) if scope is not None else None,
+        scope_ref=scope_ref,
+        description=description,
+        enabled=status == "enabled",
+        disabled_reason=reason,
+        created_at=created,
+        updated_at=updated,
+    )
 
 
 def to_delivery(row: Any) -> Delivery:
     return Delivery(
-        id=row.id, endpoint_id=row.endpoint_id, change=orjson.loads(row.payload),
-        delivered=row.status == "delivered", attempts=row.attempts,
+        id=row.id,
+        endpoint_id=row.endpoint_id,
+        change=orjson.loads(row.payload),
+        delivered=row.status == "delivered",
+        attempts=row.attempts,
         next_attempt_at=row.next_attempt_at if row.status == "pending" else None,
-        last_attempt_at=row.last_attempt_at, last_status=row.last_status,
-        last_error=row.last_error, latency_ms=row.latency_ms, created_at=row.created_at,
+        last_attempt_at=row.last_attempt_at,
+        last_status=row.last_status,
+        last_error=row.last_error,
+        latency_ms=row.latency_ms,
+        created_at=row.created_at,
         delivered_at=row.delivered_at,
-    )  # fmt: skip
+    )
 
 
 async def check_url(url: str, settings: Settings) -> None:
@@ -182,14 +194,23 @@ async def create_endpoint(
         cap = settings.webhook_endpoints_per_tenant
         if await store.count_endpoints(conn) >= cap:
             raise InvalidInput([], f"a tenant has at most {cap} webhook endpoints")
-        await store.insert_endpoint(conn, {
-            "id": endpoint_id, "url": new.url, "types": types,
-            "scope": new.scope.value if new.scope is not None else None,
-            "scope_ref": new.scope_ref, "description": new.description, "secret": secret,
-            "status": "enabled", "created_at": now, "updated_at": now,
-            # Changes from now on: an endpoint never receives what happened before it existed.
-            "cursor": await outbox.last_id(conn),
-        })  # fmt: skip
+        await store.insert_endpoint(
+            conn,
+            {
+                "id": endpoint_id,
+                "url": new.url,
+                "types": types,
+                "scope": new.scope.value if new.scope is not None else None,
+                "scope_ref": new.scope_ref,
+                "description": new.description,
+                "secret": secret,
+                "status": "enabled",
+                "created_at": now,
+                "updated_at": now,
+                # Changes from now on: an endpoint never receives what happened before it existed.
+                "cursor": await outbox.last_id(conn),
+            },
+        )
         row = await store.endpoint(conn, endpoint_id)
     return CreatedEndpoint(to_endpoint(row), secret)
 
@@ -276,9 +297,16 @@ async def replay_delivery(db: TenantDb, endpoint_id: str, delivery_id: str) -> D
             row = await store.delivery(conn, endpoint_id, delivery_id)
         if row is None:
             raise NotFound(["deliveryId"], f"no delivery {delivery_id!r} of this endpoint")
-        await store.record_attempt(conn, delivery_id, {
-            "status": "pending", "next_attempt_at": now, "attempts": 0, "first_attempt_at": None,
-            "delivered_at": None,
-        })  # fmt: skip
+        await store.record_attempt(
+            conn,
+            delivery_id,
+            {
+                "status": "pending",
+                "next_attempt_at": now,
+                "attempts": 0,
+                "first_attempt_at": None,
+                "delivered_at": None,
+            },
+        )
         row = await store.delivery(conn, endpoint_id, delivery_id)
     return to_delivery(row)

@@ -112,9 +112,12 @@ class Folder:
         async def op(conn: AsyncConnection) -> None:
             await budget.settle(conn, calls, usage)
             await runs.count(
-                conn, self.run_id, at=self.clock(),
-                prompt_tokens=prompt, completion_tokens=completion,
-            )  # fmt: skip
+                conn,
+                self.run_id,
+                at=self.clock(),
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+            )
 
         await runs.write(self.db, op)
         self._charge(usage)
@@ -185,11 +188,14 @@ class Folder:
             budget.Usage("done", result.model, result.prompt_tokens, result.completion_tokens)
         )
         entry = EntryIn(
-            scope=bucket.scope, scope_ref=bucket.scope_ref,
-            title=titled(result.title, period.label), summary=result.body,
-            tags=_tags(period.kinds, result.tags), importance=IMPORTANCE,
+            scope=bucket.scope,
+            scope_ref=bucket.scope_ref,
+            title=titled(result.title, period.label),
+            summary=result.body,
+            tags=_tags(period.kinds, result.tags),
+            importance=IMPORTANCE,
             source=EntrySource.COMPACTOR,
-        )  # fmt: skip
+        )
         try:
             validation.check_entry(entry, by_compactor=True)
         except ExpectedError as exc:
@@ -237,10 +243,15 @@ class Folder:
                 created.append(entry.id)
             await budget.settle(conn, calls, usage)
             await runs.count(
-                conn, self.run_id, at=at, buckets_compacted=1, periods=len(plan),
+                conn,
+                self.run_id,
+                at=at,
+                buckets_compacted=1,
+                periods=len(plan),
                 events_compressed=sum(len(p.seqs) for p in plan),
-                prompt_tokens=prompt, completion_tokens=completion,
-            )  # fmt: skip
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+            )
             return created
 
         try:

@@ -183,8 +183,10 @@ class Planner:
         if findings:
             log.info(
                 "tenant %s: %s: DLP redacted %s before sending",
-                self.db.tenant_id, bucket.label, dict(findings),
-            )  # fmt: skip
+                self.db.tenant_id,
+                bucket.label,
+                dict(findings),
+            )
         return periods
 
     async def texts(self, period: Period) -> list[EventText]:

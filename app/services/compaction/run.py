@@ -77,9 +77,14 @@ class _Run:
             db, settings=settings, policy=policy, remote=summariser.remote, cutoff=self.cutoff
         )
         self.folder = Folder(
-            db, run_id=self.id, settings=settings, policy=policy, summariser=summariser,
-            planner=self.planner, clock=self.clock,
-        )  # fmt: skip
+            db,
+            run_id=self.id,
+            settings=settings,
+            policy=policy,
+            summariser=summariser,
+            planner=self.planner,
+            clock=self.clock,
+        )
 
     def clock(self) -> datetime:
         return self._start + timedelta(seconds=time.monotonic() - self._t0)
@@ -120,15 +125,25 @@ class _Run:
             problems.append(f"… and {self.more_problems} more problems")
         folder = self.folder
         return CompactionRunRecord(
-            id=self.id, status=status, trigger=self.trigger, dry_run=self.dry_run,
-            started_at=self._start, finished_at=finished_at, cutoff=self.cutoff,
-            buckets_considered=self.considered, buckets_compacted=self.compacted,
-            buckets_skipped=self.considered - self.compacted, periods=self.periods,
-            events_compressed=self.events, prompt_tokens=folder.prompt_tokens,
-            completion_tokens=folder.completion_tokens, budget_exceeded=self.budget_exceeded,
-            problems=problems, entries_created=list(self.entries),
+            id=self.id,
+            status=status,
+            trigger=self.trigger,
+            dry_run=self.dry_run,
+            started_at=self._start,
+            finished_at=finished_at,
+            cutoff=self.cutoff,
+            buckets_considered=self.considered,
+            buckets_compacted=self.compacted,
+            buckets_skipped=self.considered - self.compacted,
+            periods=self.periods,
+            events_compressed=self.events,
+            prompt_tokens=folder.prompt_tokens,
+            completion_tokens=folder.completion_tokens,
+            budget_exceeded=self.budget_exceeded,
+            problems=problems,
+            entries_created=list(self.entries),
             summariser=", ".join(sorted(folder.models)) or self.summariser.name,
-        )  # fmt: skip
+        )
 
     async def _begin(self) -> None:
         stale = self._start - timedelta(seconds=self.settings.compaction_stale_run_seconds)
@@ -139,8 +154,9 @@ class _Run:
         if swept:
             log.warning(
                 "tenant %s: %d dead compaction run(s) marked failed (interrupted)",
-                self.db.tenant_id, swept,
-            )  # fmt: skip
+                self.db.tenant_id,
+                swept,
+            )
 
     async def _count(self, **added: int) -> None:
         await runs.write(self.db, lambda conn: runs.count(conn, self.id, at=self.clock(), **added))
@@ -161,11 +177,19 @@ class _Run:
         log.info(
             "tenant %s: compaction run %s %s%s: %d/%d buckets, %d entries, %d events, "
             "%d+%d tokens, summariser %s, %d problems",
-            self.db.tenant_id, self.id, status.value, " (dry run)" if self.dry_run else "",
-            record.buckets_compacted, record.buckets_considered, record.periods,
-            record.events_compressed, record.prompt_tokens, record.completion_tokens,
-            record.summariser, len(self.problems) + self.more_problems,
-        )  # fmt: skip
+            self.db.tenant_id,
+            self.id,
+            status.value,
+            " (dry run)" if self.dry_run else "",
+            record.buckets_compacted,
+            record.buckets_considered,
+            record.periods,
+            record.events_compressed,
+            record.prompt_tokens,
+            record.completion_tokens,
+            record.summariser,
+            len(self.problems) + self.more_problems,
+        )
         return record
 
     def _problem(self, bucket: Bucket | None, why: str, *, failure: bool = True) -> None:

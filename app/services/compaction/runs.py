@@ -117,10 +117,12 @@ async def open_run(
     `stale`; returns how many were marked."""
     running = await conn.execute(
         select(
-            runs_t.c.id, runs_t.c.owner_host, runs_t.c.owner_pid,
+            runs_t.c.id,
+            runs_t.c.owner_host,
+            runs_t.c.owner_pid,
             func.coalesce(runs_t.c.heartbeat_at, runs_t.c.started_at).label("seen_at"),
         ).where(runs_t.c.status == RunStatus.RUNNING.value)
-    )  # fmt: skip
+    )
     dead = [r.id for r in running if r.seen_at < stale or owner.is_gone(r.owner_host, r.owner_pid)]
     if dead:
         await conn.execute(

@@ -134,10 +134,13 @@ def _uncompressed(
     # A scope per arm: SQLite answers an OR of scopes with a row set built from both,
     # which made the count ten times slower than the index range of each.
     arms = [
-        select(*columns).where(*scope_params.in_scope(ev, i, ref_is_none),
-                               ev.c.compressed_at.is_(None), *scope_params.of_kinds(ev, kinds))
+        select(*columns).where(
+            *scope_params.in_scope(ev, i, ref_is_none),
+            ev.c.compressed_at.is_(None),
+            *scope_params.of_kinds(ev, kinds),
+        )
         for i, ref_is_none in enumerate(shape)
-    ]  # fmt: skip
+    ]
     return union_all(*arms)
 
 

@@ -196,9 +196,12 @@ async def _kept_candidates(
     if revision is None:  # no revision row (removed by hand): nothing can be kept
         return await _fused(db, conn, scopes, query, limit)
     key = (
-        "context", db.tenant_id, tuple((s.value, r) for s, r in scopes),
-        tuple(analysis.words(query, "query")), limit,
-    )  # fmt: skip
+        "context",
+        db.tenant_id,
+        tuple((s.value, r) for s, r in scopes),
+        tuple(analysis.words(query, "query")),
+        limit,
+    )
     found = cache.get_value(key, revision)
     if found is None:
         found = tuple(await _fused(db, conn, scopes, query, limit))
@@ -460,9 +463,12 @@ async def load_context(
         await ranking.prepare(db, q.text)
     async with read_transaction(db.engine) as conn:
         found = await _kept_candidates(
-            db, conn, scopes=scopes, query=None if q is None else q.text,
+            db,
+            conn,
+            scopes=scopes,
+            query=None if q is None else q.text,
             limit=max_tokens // MIN_ITEM_TOKENS + 1,
-        )  # fmt: skip
+        )
         ranked = [c.seq for c in (rank(found, WEIGHTS, now) if query is not None else found)]
         read_entries = _Reader(conn, en, entry_rows.COLUMNS, entry_rows.to_entry)
         ent = await _pack(
@@ -502,8 +508,9 @@ async def load_context(
     matches = None
     if query is not None:
         words = analysis.words(query, "query")
-        terms = {e.id: analysis.matched_terms(words, [e.title, e.summary, *e.tags])
-                 for e in ent.items}  # fmt: skip
+        terms = {
+            e.id: analysis.matched_terms(words, [e.title, e.summary, *e.tags]) for e in ent.items
+        }
         matches = {i: (analysis.score(words, m), m) for i, m in terms.items()}
     return MemoryContextResult(
         markdown=markdown,

@@ -28,17 +28,34 @@ from app.storage.transactions import read_rows
 from app.storage.types import utcnow
 
 _RECEIPT = [
-    er.c.id, er.c.erased_at, er.c.target, er.c.scope, er.c.scope_ref, er.c.event_id,
-    er.c.events, er.c.entries, er.c.versions, er.c.released, er.c.requested_by,
-]  # fmt: skip
+    er.c.id,
+    er.c.erased_at,
+    er.c.target,
+    er.c.scope,
+    er.c.scope_ref,
+    er.c.event_id,
+    er.c.events,
+    er.c.entries,
+    er.c.versions,
+    er.c.released,
+    er.c.requested_by,
+]
 
 
 def _receipt(row: Any) -> ErasureReceipt:
     return ErasureReceipt(
-        id=row[0], erased_at=row[1], target=row[2], scope=Scope(row[3]), scope_ref=row[4],
-        event_id=row[5], events=row[6], entries=row[7], versions=row[8], released=row[9],
+        id=row[0],
+        erased_at=row[1],
+        target=row[2],
+        scope=Scope(row[3]),
+        scope_ref=row[4],
+        event_id=row[5],
+        events=row[6],
+        entries=row[7],
+        versions=row[8],
+        released=row[9],
         requested_by=row[10],
-    )  # fmt: skip
+    )
 
 
 async def erase_subject(
@@ -83,10 +100,17 @@ async def erase_subject(
             )
         ).rowcount
         return await _write_receipt(
-            conn, target="subject", scope=scope, scope_ref=scope_ref, event_id=None,
-            events=events, entries=counts[0], versions=counts[1] + versions,
-            released=counts[2], by=by,
-        )  # fmt: skip
+            conn,
+            target="subject",
+            scope=scope,
+            scope_ref=scope_ref,
+            event_id=None,
+            events=events,
+            entries=counts[0],
+            versions=counts[1] + versions,
+            released=counts[2],
+            by=by,
+        )
 
 
 async def erase_event(db: TenantDb, event_id: str, *, by: str) -> ErasureReceipt:
@@ -112,9 +136,17 @@ async def erase_event(db: TenantDb, event_id: str, *, by: str) -> ErasureReceipt
         events = (await conn.execute(delete(ev).where(ev.c.id == event_id))).rowcount
         counts = await _erase_entries(conn, entry_ids)
         return await _write_receipt(
-            conn, target="event", scope=Scope(found[0]), scope_ref=found[1], event_id=event_id,
-            events=events, entries=counts[0], versions=counts[1], released=counts[2], by=by,
-        )  # fmt: skip
+            conn,
+            target="event",
+            scope=Scope(found[0]),
+            scope_ref=found[1],
+            event_id=event_id,
+            events=events,
+            entries=counts[0],
+            versions=counts[1],
+            released=counts[2],
+            by=by,
+        )
 
 
 async def _erase_outbox(conn: AsyncConnection, changes: Any) -> None:
@@ -158,10 +190,18 @@ async def _write_receipt(
     by: str,
 ) -> ErasureReceipt:
     receipt = ErasureReceipt(
-        id=ids.new_id(ids.ERASURE), erased_at=utcnow(), target=target, scope=scope,
-        scope_ref=scope_ref, event_id=event_id, events=events, entries=entries,
-        versions=versions, released=released, requested_by=by,
-    )  # fmt: skip
+        id=ids.new_id(ids.ERASURE),
+        erased_at=utcnow(),
+        target=target,
+        scope=scope,
+        scope_ref=scope_ref,
+        event_id=event_id,
+        events=events,
+        entries=entries,
+        versions=versions,
+        released=released,
+        requested_by=by,
+    )
     await conn.execute(
         insert(er).values(
             id=receipt.id,
@@ -175,7 +215,7 @@ async def _write_receipt(
             versions=versions,
             released=released,
             requested_by=by,
-        )  # fmt: skip
+        )
     )
     return receipt
 

@@ -114,9 +114,12 @@ async def restore_entry(
         target = to_version(old)
         now = utcnow()
         values = {
-            "title": target.title, "summary": target.summary, "tags": target.tags,
-            "importance": target.importance, "updated_at": now,
-        }  # fmt: skip
+            "title": target.title,
+            "summary": target.summary,
+            "tags": target.tags,
+            "importance": target.importance,
+            "updated_at": now,
+        }
         if row is not None:
             current = to_entry(row)
             _check_expected(expected_version, current.version)
@@ -150,7 +153,7 @@ async def restore_entry(
                     source=deleted.source.value,
                     created_at=deleted.created_at,
                     version=deleted.version + 1,
-                )  # fmt: skip
+                )
             )
         return to_entry(
             (await conn.execute(select(*ENTRY_COLUMNS).where(en.c.id == entry_id))).one()

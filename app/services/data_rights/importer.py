@@ -81,9 +81,10 @@ def _check_header(n: int, line: bytes) -> None:
         raise _bad(n, f"not a {FORMAT} file: its first line must be the format header")
     if head.get("version") != VERSION:
         raise _bad(
-            n, f"format version {head.get('version')!r} is not supported; this build reads "
+            n,
+            f"format version {head.get('version')!r} is not supported; this build reads "
             f"version {VERSION}",
-        )  # fmt: skip
+        )
 
 
 def _record(n: int, value: dict[str, Any], *, check: bool) -> tuple[RecordKind, dict[str, Any]]:
@@ -147,9 +148,10 @@ def verify(f: BinaryIO) -> Verified:
         )
     if end.get("sha256") != digest.hexdigest():
         raise InvalidInput(
-            ["sha256"], "checksum mismatch: the record lines are not the ones exported "
+            ["sha256"],
+            "checksum mismatch: the record lines are not the ones exported "
             f"(trailer {end.get('sha256')!r}, file {digest.hexdigest()!r})",
-        )  # fmt: skip
+        )
     return Verified(sum(counts.values()), deleted)
 
 
@@ -232,9 +234,10 @@ async def _store(
                 differ = [f for f in kind.fields if before[f] != record[f]]
                 if differ:
                     raise Conflict(
-                        ["line", str(n)], f"line {n}: {kind.name} {'/'.join(key)} is already "
+                        ["line", str(n)],
+                        f"line {n}: {kind.name} {'/'.join(key)} is already "
                         f"stored with a different {', '.join(differ)}",
-                    )  # fmt: skip
+                    )
                 result.present[kind.name] = result.present.get(kind.name, 0) + 1
                 continue
             held[key] = record
@@ -278,9 +281,10 @@ async def _check_references(
     for n, r in new:
         if r[name] is not None and r[name] not in found:
             raise InvalidInput(
-                ["line", str(n), name], f"line {n} ({kind.name}): {name} {r[name]!r} names "
+                ["line", str(n), name],
+                f"line {n} ({kind.name}): {name} {r[name]!r} names "
                 "a record that is neither in the tenant nor earlier in the file",
-            )  # fmt: skip
+            )
 
 
 async def _check_history(

@@ -62,12 +62,17 @@ def _check_event(r: dict[str, Any]) -> None:
     _one_of("scope", [s.value for s in Scope])(r)
     validation.check_event(
         EventIn(
-            scope=Scope(r["scope"]), scope_ref=r["scope_ref"], kind=r["kind"], body=r["body"],
-            source=r["source"], source_ref=r["source_ref"], occurred_at=r["occurred_at"],
+            scope=Scope(r["scope"]),
+            scope_ref=r["scope_ref"],
+            kind=r["kind"],
+            body=r["body"],
+            source=r["source"],
+            source_ref=r["source_ref"],
+            occurred_at=r["occurred_at"],
             idempotency_key=r["idempotency_key"],
         ),
         now=r["recorded_at"],
-    )  # fmt: skip
+    )
     if (r["compressed_at"] is None) != (r["compressed_into"] is None):
         raise InvalidInput(["compressed_at"], "compressed_at and compressed_into go together")
 
@@ -82,12 +87,16 @@ def _check_entry(r: dict[str, Any]) -> None:
     _one_of("source", [s.value for s in EntrySource])(r)
     validation.check_entry(
         EntryIn(
-            scope=Scope(r["scope"]), scope_ref=r["scope_ref"], title=r["title"],
-            summary=r["summary"], tags=r["tags"], importance=r["importance"],
+            scope=Scope(r["scope"]),
+            scope_ref=r["scope_ref"],
+            title=r["title"],
+            summary=r["summary"],
+            tags=r["tags"],
+            importance=r["importance"],
             source=EntrySource(r["source"]),
         ),
         by_compactor=True,
-    )  # fmt: skip
+    )
     if r["version"] < 1:
         raise InvalidInput(["version"], "version starts at 1")
 
@@ -105,56 +114,133 @@ def _check_run(r: dict[str, Any]) -> None:
 # In the order a file lists them: every kind after the kinds it references.
 KINDS: tuple[RecordKind, ...] = (
     RecordKind(
-        "entry", "memory_entries",
-        {"id": TEXT, "scope": TEXT, "scope_ref": TEXT + "?", "title": TEXT, "summary": TEXT,
-         "tags": TEXTS, "importance": INT, "source": TEXT, "created_at": TIME,
-         "updated_at": TIME, "version": INT},
-        True, {}, {"id": ids.ENTRY}, _check_entry,
+        "entry",
+        "memory_entries",
+        {
+            "id": TEXT,
+            "scope": TEXT,
+            "scope_ref": TEXT + "?",
+            "title": TEXT,
+            "summary": TEXT,
+            "tags": TEXTS,
+            "importance": INT,
+            "source": TEXT,
+            "created_at": TIME,
+            "updated_at": TIME,
+            "version": INT,
+        },
+        True,
+        {},
+        {"id": ids.ENTRY},
+        _check_entry,
     ),
     RecordKind(
-        "event", "memory_events",
-        {"id": TEXT, "scope": TEXT, "scope_ref": TEXT + "?", "kind": TEXT, "body": TEXT,
-         "source": TEXT + "?", "source_ref": TEXT + "?", "occurred_at": TIME,
-         "recorded_at": TIME, "compressed_at": TIME + "?", "compressed_into": TEXT + "?",
-         "idempotency_key": TEXT + "?"},
-        True, {"compressed_into": "memory_entries"},
-        {"id": ids.EVENT, "compressed_into": ids.ENTRY}, _check_event,
+        "event",
+        "memory_events",
+        {
+            "id": TEXT,
+            "scope": TEXT,
+            "scope_ref": TEXT + "?",
+            "kind": TEXT,
+            "body": TEXT,
+            "source": TEXT + "?",
+            "source_ref": TEXT + "?",
+            "occurred_at": TIME,
+            "recorded_at": TIME,
+            "compressed_at": TIME + "?",
+            "compressed_into": TEXT + "?",
+            "idempotency_key": TEXT + "?",
+        },
+        True,
+        {"compressed_into": "memory_entries"},
+        {"id": ids.EVENT, "compressed_into": ids.ENTRY},
+        _check_event,
     ),
     RecordKind(
-        "provenance", "memory_entry_sources",
+        "provenance",
+        "memory_entry_sources",
         {"entry_id": TEXT, "event_id": TEXT, "position": INT},
-        True, {"entry_id": "memory_entries", "event_id": "memory_events"},
-        {"entry_id": ids.ENTRY, "event_id": ids.EVENT}, _check_provenance,
+        True,
+        {"entry_id": "memory_entries", "event_id": "memory_events"},
+        {"entry_id": ids.ENTRY, "event_id": ids.EVENT},
+        _check_provenance,
     ),
     # An entry's earlier versions; also of a deleted entry (its history outlives it), which
     # the import checks apart: see app/services/data_rights/importer.py.
     RecordKind(
-        "entry_version", "memory_entry_versions",
-        {"entry_id": TEXT, "version": INT, "scope": TEXT, "scope_ref": TEXT + "?",
-         "title": TEXT, "summary": TEXT, "tags": TEXTS, "importance": INT, "source": TEXT,
-         "created_at": TIME, "updated_at": TIME, "change": TEXT, "changed_at": TIME,
-         "changed_by": TEXT},
-        True, {}, {"entry_id": ids.ENTRY}, _check_version,
+        "entry_version",
+        "memory_entry_versions",
+        {
+            "entry_id": TEXT,
+            "version": INT,
+            "scope": TEXT,
+            "scope_ref": TEXT + "?",
+            "title": TEXT,
+            "summary": TEXT,
+            "tags": TEXTS,
+            "importance": INT,
+            "source": TEXT,
+            "created_at": TIME,
+            "updated_at": TIME,
+            "change": TEXT,
+            "changed_at": TIME,
+            "changed_by": TEXT,
+        },
+        True,
+        {},
+        {"entry_id": ids.ENTRY},
+        _check_version,
     ),
     RecordKind(
-        "compaction_run", "compaction_runs",
-        {"id": TEXT, "status": TEXT, "trigger": TEXT, "dry_run": BOOL, "started_at": TIME,
-         "finished_at": TIME + "?", "cutoff": TIME, "buckets_considered": INT,
-         "buckets_compacted": INT, "buckets_skipped": INT, "periods": INT,
-         "events_compressed": INT, "prompt_tokens": INT, "completion_tokens": INT,
-         "budget_exceeded": BOOL, "problems": TEXTS, "entries_created": TEXTS,
-         "summariser": TEXT, "owner_host": TEXT + "?", "owner_pid": INT + "?",
-         "heartbeat_at": TIME + "?"},
-        False, {}, {"id": ids.RUN, "entries_created": ids.ENTRY}, _check_run,
+        "compaction_run",
+        "compaction_runs",
+        {
+            "id": TEXT,
+            "status": TEXT,
+            "trigger": TEXT,
+            "dry_run": BOOL,
+            "started_at": TIME,
+            "finished_at": TIME + "?",
+            "cutoff": TIME,
+            "buckets_considered": INT,
+            "buckets_compacted": INT,
+            "buckets_skipped": INT,
+            "periods": INT,
+            "events_compressed": INT,
+            "prompt_tokens": INT,
+            "completion_tokens": INT,
+            "budget_exceeded": BOOL,
+            "problems": TEXTS,
+            "entries_created": TEXTS,
+            "summariser": TEXT,
+            "owner_host": TEXT + "?",
+            "owner_pid": INT + "?",
+            "heartbeat_at": TIME + "?",
+        },
+        False,
+        {},
+        {"id": ids.RUN, "entries_created": ids.ENTRY},
+        _check_run,
     ),
     RecordKind(
-        "llm_call", "llm_calls",
-        {"id": TEXT, "run_id": TEXT + "?", "created_at": TIME, "model": TEXT, "status": TEXT,
-         "estimated_tokens": INT, "prompt_tokens": INT, "completion_tokens": INT},
-        False, {"run_id": "compaction_runs"}, {"id": ids.LLM_CALL, "run_id": ids.RUN},
+        "llm_call",
+        "llm_calls",
+        {
+            "id": TEXT,
+            "run_id": TEXT + "?",
+            "created_at": TIME,
+            "model": TEXT,
+            "status": TEXT,
+            "estimated_tokens": INT,
+            "prompt_tokens": INT,
+            "completion_tokens": INT,
+        },
+        False,
+        {"run_id": "compaction_runs"},
+        {"id": ids.LLM_CALL, "run_id": ids.RUN},
         _one_of("status", ["reserved", "done", "failed"]),
     ),
-)  # fmt: skip
+)
 BY_NAME: Mapping[str, RecordKind] = {k.name: k for k in KINDS}
 
 
@@ -165,10 +251,12 @@ _INT_MAX = 2**31 - 1
 _TIMES = {k.name: [f for f, t in k.fields.items() if t.rstrip("?") == TIME] for k in KINDS}
 # Per kind: (field, type, base type, nullable, max length), worked out once.
 _FIELDS = {
-    k.name: [(f, t, t.rstrip("?"), t.endswith("?"), _MAX_LENGTHS[k.name].get(f))
-             for f, t in k.fields.items()]
+    k.name: [
+        (f, t, t.rstrip("?"), t.endswith("?"), _MAX_LENGTHS[k.name].get(f))
+        for f, t in k.fields.items()
+    ]
     for k in KINDS
-}  # fmt: skip
+}
 
 
 def identity(kind: RecordKind, record: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -183,10 +271,13 @@ def header(scope: Scope | None, scope_ref: str | None) -> bytes:
     The counts cannot be known before the records are streamed: the trailer has them."""
     kinds = [k.name for k in KINDS if scope is None or k.scoped]
     line = {
-        "format": FORMAT, "version": VERSION, "exported_at": utcnow(),
-        "scope": None if scope is None else scope.value, "scope_ref": scope_ref,
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": utcnow(),
+        "scope": None if scope is None else scope.value,
+        "scope_ref": scope_ref,
         "records": kinds,
-    }  # fmt: skip
+    }
     return orjson.dumps(line, option=_OPTIONS) + b"\n"
 
 
@@ -250,9 +341,10 @@ async def subject_export(
     held = await tables.count_rows(db.engine, names, scope.value, scope_ref)
     if held > max_records:
         raise TooLarge(
-            ["scope"], f"scope holds {held:,} records, over the {max_records:,} one export "
+            ["scope"],
+            f"scope holds {held:,} records, over the {max_records:,} one export "
             "request may stream; an operator exports it whole with the CLI",
-        )  # fmt: skip
+        )
     return export_lines(db, scope=scope, scope_ref=scope_ref, snapshot=False)
 
 
@@ -269,9 +361,13 @@ async def _records(
             continue
         counts[kind.name] = 0
         pages = tables.table_pages(
-            db.engine, kind.table, scope=None if scope is None else scope.value,
-            scope_ref=scope_ref, page_size=page_size, snapshot=conn,
-        )  # fmt: skip
+            db.engine,
+            kind.table,
+            scope=None if scope is None else scope.value,
+            scope_ref=scope_ref,
+            page_size=page_size,
+            snapshot=conn,
+        )
         async for rows in pages:
             counts[kind.name] += len(rows)
             yield b"".join(_line(kind.name, row) for row in rows)
@@ -370,6 +466,11 @@ def _decode(name: str, type_: str, value: Any) -> Any:
             raise InvalidInput([name], f"{name} must be an ISO 8601 time, got {value!r}") from None
         validation.check_time(parsed, name)
         return parsed
-    expected = {TEXT: "a string", INT: "an integer", BOOL: "true or false",
-                TEXTS: "a list of strings", TIME: "an ISO 8601 time"}[base]  # fmt: skip
+    expected = {
+        TEXT: "a string",
+        INT: "an integer",
+        BOOL: "true or false",
+        TEXTS: "a list of strings",
+        TIME: "an ISO 8601 time",
+    }[base]
     raise InvalidInput([name], f"{name} must be {expected}")

@@ -53,9 +53,13 @@ class PolicyEmbedder:
         async with self._lease() as db:
             async with write_transaction(db.engine) as conn:
                 calls = await budget.reserve(
-                    conn, self.policy, estimates=[estimate], model=self.model, run_id=None,
+                    conn,
+                    self.policy,
+                    estimates=[estimate],
+                    model=self.model,
+                    run_id=None,
                     at=utcnow(),
-                )  # fmt: skip
+                )
             try:
                 vectors = await self.gateway.embed(sent)
             except BaseException:  # a started call may be billed: charged at its estimate
@@ -115,9 +119,11 @@ class TenantEmbedders:
         if self._http is None:
             self._http = Client()
         config = EmbeddingsConfig(
-            policy.gateway_url, policy.gateway_key, policy.embeddings_model,
+            policy.gateway_url,
+            policy.gateway_key,
+            policy.embeddings_model,
             policy.gateway_timeout_s,
-        )  # fmt: skip
+        )
         # One per call: the gateway client keeps the usage of its last call for the budget.
         gateway = GatewayEmbedder(config, client=self._http)
         return PolicyEmbedder(policy, gateway, lambda: self._tenants.lease(tenant_id))

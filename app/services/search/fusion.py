@@ -151,9 +151,14 @@ async def fused_page(
         cursor = cursors.encode("entries-search", [hwm, offset + i + 1])
         sim = similarity.get(seq)
         edges.append(
-            Edge(cursor, entry, analysis.score(words, matched), matched,
-                     None if sim is None else round(sim, 4))
-        )  # fmt: skip
+            Edge(
+                cursor,
+                entry,
+                analysis.score(words, matched),
+                matched,
+                None if sim is None else round(sim, 4),
+            )
+        )
     return Page(
         edges, has_next_page=len(ranked) > offset + first, stale=matrix.revision != revision
     )
@@ -161,8 +166,11 @@ async def fused_page(
 
 def _fell_back(db: TenantDb, exc: Exception) -> None:
     # The tenant's gateway failed or its budget is spent: its search is by words meanwhile.
-    log.warning("tenant %s searched by words only: its embedder failed (%s)",
-                db.tenant_id, type(exc).__name__)  # fmt: skip
+    log.warning(
+        "tenant %s searched by words only: its embedder failed (%s)",
+        db.tenant_id,
+        type(exc).__name__,
+    )
 
 
 async def prepare(db: TenantDb, text: str) -> None:

@@ -25,9 +25,14 @@ async def uncached_search(
     relevance-ordered, paged by offset under the high-water mark of the first page (see
     cursors.decode_search). Fused with the dense ranking unless keywords only."""
     fused = await fusion.fused_page(
-        db, flt, first=first, after=after, keyword_ranking=keyword_ranking, to_entry=to_entry,
+        db,
+        flt,
+        first=first,
+        after=after,
+        keyword_ranking=keyword_ranking,
+        to_entry=to_entry,
         columns=COLUMNS,
-    )  # fmt: skip
+    )
     if fused is not None:
         return fused
     target = spec.Target.of_engine(db.engine)
@@ -71,9 +76,14 @@ def search_statement(
     (bench/data.py)."""
     shape = spec.Shape.of(query)
     key = (
-        dialect, shape, cursor, flt.min_importance is not None and flt.min_importance > 1,
-        bool(flt.sources), flt.scope is None and flt.scope_ref is not None, ranking,
-    )  # fmt: skip
+        dialect,
+        shape,
+        cursor,
+        flt.min_importance is not None and flt.min_importance > 1,
+        bool(flt.sources),
+        flt.scope is None and flt.scope_ref is not None,
+        ranking,
+    )
     stmt = _SEARCH_STATEMENTS.get(key)
     if stmt is None:
         _, _, _, min_importance, sources, ref_only, _ = key
@@ -88,9 +98,13 @@ def search_statement(
         # A later page: only the rows that existed at the first page. The first: every
         # row is at or below the mark read with them, so it only reads the mark.
         stmt = fulltext.entries_page(
-            dialect, shape, () if ranking else COLUMNS, conds=conds, below_hwm=cursor,
+            dialect,
+            shape,
+            () if ranking else COLUMNS,
+            conds=conds,
+            below_hwm=cursor,
             extra=() if cursor or ranking else (_HWM,),
-        )  # fmt: skip
+        )
         _SEARCH_STATEMENTS[key] = stmt
     return stmt
 

@@ -182,10 +182,17 @@ async def search_page(
         return await search_fn(db, flt, first=first, after=after)
     assert flt.search is not None
     key = (
-        db.tenant_id, tuple(analysis.words(flt.search, "search")), flt.scope,
-        flt.scope_ref, tuple(flt.tags or ()), flt.min_importance, tuple(flt.sources or ()),
-        first, after, flt.keyword_only,
-    )  # fmt: skip
+        db.tenant_id,
+        tuple(analysis.words(flt.search, "search")),
+        flt.scope,
+        flt.scope_ref,
+        tuple(flt.tags or ()),
+        flt.min_importance,
+        tuple(flt.sources or ()),
+        first,
+        after,
+        flt.keyword_only,
+    )
     revision = await read_revision(db)
     if revision is None:  # no revision row (removed by hand): nothing can be cached
         return await search_fn(db, flt, first=first, after=after)
@@ -264,12 +271,14 @@ def _is_record(kind: type | None) -> bool:
 def _freeze(page: Page[Entry]) -> _Frozen:
     edges = tuple(
         (
-            edge.cursor, edge.score,
+            edge.cursor,
+            edge.score,
             None if edge.matched_terms is None else tuple(edge.matched_terms),
-            _fields(edge.node), edge.similarity,
+            _fields(edge.node),
+            edge.similarity,
         )
         for edge in page.edges
-    )  # fmt: skip
+    )
     return edges, page.has_next_page
 
 

@@ -77,9 +77,10 @@ def nearest(
     if not len(found):
         return []
     top = (
-        np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth
+        np.argpartition(-scores, depth - 1)[:depth]
+        if len(scores) > depth
         else np.arange(len(scores))
-    )  # fmt: skip
+    )
     order = top[np.argsort(-scores[top], kind="stable")]
     return [(int(found[i]), float(scores[i])) for i in order]
 
@@ -104,9 +105,10 @@ def _row_ranges(
         if ref_code is None:
             continue
         ranges.update(
-            rows for (s, r), rows in matrix.pair_rows.items()
+            rows
+            for (s, r), rows in matrix.pair_rows.items()
             if r == ref_code and (scope_code is None or s == scope_code)
-        )  # fmt: skip
+        )
     merged: list[tuple[int, int]] = []
     for start, end in sorted(ranges):
         if merged and start <= merged[-1][1]:
@@ -218,10 +220,17 @@ def _build(
     matrix = from_blobs([rows[i][3] for i in order])
     ended = time.monotonic()
     return Matrix(
-        model, revision, seqs, matrix, scope_codes, ref_codes,
-        _runs(scopes), _runs(scopes * len(ref_codes) + refs, (scopes, refs)),
-        ended - started, ended,
-    )  # fmt: skip
+        model,
+        revision,
+        seqs,
+        matrix,
+        scope_codes,
+        ref_codes,
+        _runs(scopes),
+        _runs(scopes * len(ref_codes) + refs, (scopes, refs)),
+        ended - started,
+        ended,
+    )
 
 
 def _runs(keys: npt.NDArray[np.int64], parts: Any = None) -> dict[Any, tuple[int, int]]:

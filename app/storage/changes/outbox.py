@@ -33,12 +33,18 @@ async def announce_events(conn: AsyncConnection, event_ids: Sequence[str]) -> No
         insert(ch).from_select(
             list(_ANNOUNCED),
             select(
-                literal("event.appended"), ev.c.recorded_at, ev.c.scope, ev.c.scope_ref,
-                ev.c.id, literal(1),
-            ).where(in_list(ev.c.id, "ids")).order_by(ev.c.seq),
+                literal("event.appended"),
+                ev.c.recorded_at,
+                ev.c.scope,
+                ev.c.scope_ref,
+                ev.c.id,
+                literal(1),
+            )
+            .where(in_list(ev.c.id, "ids"))
+            .order_by(ev.c.seq),
         ),
         {"ids": list(event_ids)},
-    )  # fmt: skip
+    )
 
 
 # Built once: live feeds run these several times a second per tenant, and building a

@@ -15,17 +15,38 @@ from app.storage.models import webhook_endpoints_table as we
 
 # What is shown of an endpoint: never its secret.
 ENDPOINT_COLUMNS = [
-    we.c.id, we.c.url, we.c.types, we.c.scope, we.c.scope_ref, we.c.description, we.c.status,
-    we.c.disabled_reason, we.c.created_at, we.c.updated_at,
-]  # fmt: skip
+    we.c.id,
+    we.c.url,
+    we.c.types,
+    we.c.scope,
+    we.c.scope_ref,
+    we.c.description,
+    we.c.status,
+    we.c.disabled_reason,
+    we.c.created_at,
+    we.c.updated_at,
+]
 # What a worker needs to deliver to it.
 WORKING_COLUMNS = [*ENDPOINT_COLUMNS, we.c.secret, we.c.cursor, we.c.lease_owner, we.c.lease_until]
 DELIVERY_COLUMNS = [
-    wd.c.seq, wd.c.id, wd.c.endpoint_id, wd.c.change_id, wd.c.scope_key, wd.c.type,
-    wd.c.payload, wd.c.status, wd.c.attempts, wd.c.next_attempt_at, wd.c.first_attempt_at,
-    wd.c.last_attempt_at, wd.c.last_status, wd.c.last_error, wd.c.latency_ms, wd.c.created_at,
+    wd.c.seq,
+    wd.c.id,
+    wd.c.endpoint_id,
+    wd.c.change_id,
+    wd.c.scope_key,
+    wd.c.type,
+    wd.c.payload,
+    wd.c.status,
+    wd.c.attempts,
+    wd.c.next_attempt_at,
+    wd.c.first_attempt_at,
+    wd.c.last_attempt_at,
+    wd.c.last_status,
+    wd.c.last_error,
+    wd.c.latency_ms,
+    wd.c.created_at,
     wd.c.delivered_at,
-]  # fmt: skip
+]
 
 
 async def count_endpoints(conn: AsyncConnection) -> int:
@@ -67,9 +88,10 @@ async def claim(conn: AsyncConnection, owner: str, now: datetime, until: datetim
     """Take (or renew) the lease of every enabled endpoint that is free or already ours."""
     free = or_(we.c.lease_owner == owner, we.c.lease_until.is_(None), we.c.lease_until < now)
     await conn.execute(
-        update(we).where(and_(we.c.status == "enabled", free))
+        update(we)
+        .where(and_(we.c.status == "enabled", free))
         .values(lease_owner=owner, lease_until=until)
-    )  # fmt: skip
+    )
 
 
 async def add_deliveries(
@@ -87,9 +109,10 @@ async def add_deliveries(
 async def retry_now(conn: AsyncConnection, endpoint_id: str, now: datetime) -> None:
     """Every pending delivery of the endpoint due at once (it was enabled again)."""
     await conn.execute(
-        update(wd).where(wd.c.endpoint_id == endpoint_id, wd.c.status == "pending")
+        update(wd)
+        .where(wd.c.endpoint_id == endpoint_id, wd.c.status == "pending")
         .values(next_attempt_at=now)
-    )  # fmt: skip
+    )
 
 
 async def due_scopes(
@@ -119,12 +142,14 @@ async def pending_in_scope(
     query = (
         select(*DELIVERY_COLUMNS)
         .where(
-            wd.c.endpoint_id == endpoint_id, wd.c.status == "pending",
-            wd.c.scope_key == scope_key, wd.c.change_id >= head,
+            wd.c.endpoint_id == endpoint_id,
+            wd.c.status == "pending",
+            wd.c.scope_key == scope_key,
+            wd.c.change_id >= head,
         )
         .order_by(wd.c.change_id)
         .limit(limit)
-    )  # fmt: skip
+    )
     return (await conn.execute(query)).all()
 
 

@@ -73,15 +73,20 @@ TABLES: Mapping[str, TableSpec] = {
     "memory_entries": TableSpec(entries_table, ("seq",), ("updated_at", "id"), ("id",)),
     "memory_events": TableSpec(events_table, ("seq",), ("occurred_at", "id"), ("id",)),
     "memory_entry_sources": TableSpec(
-        entry_sources_table, ("entry_id", "event_id"), ("entry_id", "event_id"),
+        entry_sources_table,
+        ("entry_id", "event_id"),
+        ("entry_id", "event_id"),
         ("entry_id", "event_id"),
     ),
     "memory_entry_versions": TableSpec(
-        entry_versions_table, ("seq",), ("entry_id", "version"), ("entry_id", "version"),
+        entry_versions_table,
+        ("seq",),
+        ("entry_id", "version"),
+        ("entry_id", "version"),
     ),
     "compaction_runs": TableSpec(compaction_runs_table, ("id",), None, ("id",)),
     "llm_calls": TableSpec(llm_calls_table, ("id",), None, ("id",)),
-}  # fmt: skip
+}
 
 
 def _scope_filter(table: Table, scope: str, scope_ref: str | None) -> ColumnElement[bool]:

@@ -319,14 +319,20 @@ class _Index:
 
 _INDEXES = {
     "memory_entries": _Index(
-        "memory_entries_fts", ENTRY_TEXT_COLUMNS, BM25_ENTRY_WEIGHTS,
-        fulltext_postgres.ENTRY_WEIGHTS, tags=True,
+        "memory_entries_fts",
+        ENTRY_TEXT_COLUMNS,
+        BM25_ENTRY_WEIGHTS,
+        fulltext_postgres.ENTRY_WEIGHTS,
+        tags=True,
     ),
     "memory_events": _Index(
-        "memory_events_fts", EVENT_TEXT_COLUMNS, BM25_EVENT_WEIGHTS,
-        fulltext_postgres.EVENT_WEIGHTS, tags=False,
+        "memory_events_fts",
+        EVENT_TEXT_COLUMNS,
+        BM25_EVENT_WEIGHTS,
+        fulltext_postgres.EVENT_WEIGHTS,
+        tags=False,
     ),
-}  # fmt: skip
+}
 
 
 def _index(table: Any) -> _Index:

@@ -61,14 +61,16 @@ def matching(
         conds.append(cast(table.c.tags, JSONB).contains(list(dict.fromkeys(s.tags))))
     if s.any_of:
         conds.append(
-            or_(*(
-                and_(
-                    table.c.scope == sc,
-                    table.c.scope_ref.is_(None) if ref is None else table.c.scope_ref == ref,
+            or_(
+                *(
+                    and_(
+                        table.c.scope == sc,
+                        table.c.scope_ref.is_(None) if ref is None else table.c.scope_ref == ref,
+                    )
+                    for sc, ref in s.any_of
                 )
-                for sc, ref in s.any_of
-            ))
-        )  # fmt: skip
+            )
+        )
     return select(*columns, table.c.seq, rank_of(query, weights)).where(*conds)
 
 
@@ -95,9 +97,7 @@ def any_of_template(
         )
         for i, ref_is_none in enumerate(shape)
     ]
-    return select(*columns, table.c.seq, *rank).where(
-        _search_vector.op("@@")(query), or_(*pairs)
-    )  # fmt: skip
+    return select(*columns, table.c.seq, *rank).where(_search_vector.op("@@")(query), or_(*pairs))
 
 
 def any_of_params(target: Target, s: Search) -> dict[str, Any]:

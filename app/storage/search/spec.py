@@ -57,5 +57,6 @@ class Shape:
     @classmethod
     def of(cls, s: Search) -> "Shape":
         assert not s.any_of, "a Search with any_of has no template"
-        return cls(s.scope is not None, s.scope is not None and s.scope_ref is not None,
-                   bool(s.tags))  # fmt: skip
+        return cls(
+            s.scope is not None, s.scope is not None and s.scope_ref is not None, bool(s.tags)
+        )

@@ -32,18 +32,33 @@ depends_on: str | Sequence[str] | None = None
 _CHANGE_COLUMNS = "type, at, scope, scope_ref, object_id, version"
 # (trigger suffix, event, values, WHEN condition) of the SQLite triggers.
 _SQLITE_TRIGGERS = (
-    ("entry_insert", "INSERT ON memory_entries",
-     "'entry.created', new.created_at, new.scope, new.scope_ref, new.id, new.version", ""),
-    ("entry_update", "UPDATE ON memory_entries",
-     "'entry.updated', new.updated_at, new.scope, new.scope_ref, new.id, new.version", ""),
-    ("entry_delete", "DELETE ON memory_entries",
-     "'entry.deleted', strftime('%Y-%m-%d %H:%M:%f', 'now'), old.scope, old.scope_ref, "
-     "old.id, old.version", ""),
-    ("compaction_finished", "UPDATE OF status ON compaction_runs",
-     "'compaction.finished', coalesce(new.finished_at, strftime('%Y-%m-%d %H:%M:%f', 'now')), "
-     "NULL, NULL, new.id, 1",
-     "WHEN old.status = 'running' AND new.status <> 'running' AND NOT new.dry_run"),
-)  # fmt: skip
+    (
+        "entry_insert",
+        "INSERT ON memory_entries",
+        "'entry.created', new.created_at, new.scope, new.scope_ref, new.id, new.version",
+        "",
+    ),
+    (
+        "entry_update",
+        "UPDATE ON memory_entries",
+        "'entry.updated', new.updated_at, new.scope, new.scope_ref, new.id, new.version",
+        "",
+    ),
+    (
+        "entry_delete",
+        "DELETE ON memory_entries",
+        "'entry.deleted', strftime('%Y-%m-%d %H:%M:%f', 'now'), old.scope, old.scope_ref, "
+        "old.id, old.version",
+        "",
+    ),
+    (
+        "compaction_finished",
+        "UPDATE OF status ON compaction_runs",
+        "'compaction.finished', coalesce(new.finished_at, strftime('%Y-%m-%d %H:%M:%f', 'now')), "
+        "NULL, NULL, new.id, 1",
+        "WHEN old.status = 'running' AND new.status <> 'running' AND NOT new.dry_run",
+    ),
+)
 
 
 def upgrade() -> None:
