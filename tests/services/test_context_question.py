@@ -212,14 +212,15 @@ async def test_a_changed_fact_reads_newest_first_and_marked_newer(db: TenantDb) 
     that speak of the same words marked as newer than the older one."""
     first = await log(db, "Dana: the Falcon budget is $40,000.", NOW - timedelta(days=80))
     second = await log(db, "Dana: the Falcon budget moved to $55,000.", NOW - timedelta(days=20))
+    await chatter(db, 2, NOW - timedelta(days=3))  # the first one is a neighbour of `second`
     await log(db, "Weather chat, nothing else.", NOW - timedelta(days=1))
-    markdown = await ask(db, "What is the Falcon budget?", 400)
+    markdown = await ask(db, "What is the Falcon budget?", 600)
     assert markdown.startswith("## Events on the question, newest first")
     assert markdown.index("$55,000") < markdown.index("$40,000")
     heading = next(line for line in markdown.splitlines() if second.id in line)
     assert heading.endswith(" · newer") and "UTC" in heading
     assert not next(line for line in markdown.splitlines() if first.id in line).endswith("newer")
-    assert "## Other recent events" in markdown and "Weather chat" in markdown
+    assert markdown.index("## Other recent events") < markdown.index("Weather chat")
 
 
 @pytest.mark.parametrize("scan_max", [evidence.SCAN_MAX, 10], ids=["scanned", "indexed"])
@@ -257,3 +258,25 @@ async def test_kinds_taken_and_left_out(
         assert await kinds_shown(query, kinds=[]) == set()
     with pytest.raises(TooLarge, match="excludeKinds has 101 values; the limit is 100"):
         await kinds_shown(None, exclude_kinds=[f"k{i}" for i in range(101)])
+
+
+@pytest.mark.parametrize("scan_max", [evidence.SCAN_MAX, 10], ids=["scanned", "indexed"])
+async def test_the_turn_after_the_one_holding_the_words_comes_with_it(
+    db: TenantDb, scan_max: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a conversation the answer often follows the turn that holds the question's words:
+    an event next to a matching one (in the same scope) is found, one elsewhere is not."""
+    monkeypatch.setattr(evidence, "SCAN_MAX", scan_max)
+    at = NOW - timedelta(days=40)
+    await log(db, "Priya: how did the Osprey brochure print run go?", at)
+    other = await event_elsewhere(db, "Dana: 9,000 copies, delivered Monday.", at)
+    answer = await log(db, "Dana: 12,000 copies, delivered Friday.", at + timedelta(minutes=1))
+    await chatter(db, 14, NOW - timedelta(days=2))
+    ranked = await ranked_ids(db, "Osprey brochure print run")
+    assert answer.id in ranked[:2] and other.id not in ranked
+
+
+async def event_elsewhere(db: TenantDb, body: str, at: datetime) -> Event:
+    """An event of another scope, appended between the two of the conversation."""
+    event = EventIn(Scope.ENTITY, "other-client", "chat_turn", body, occurred_at=at)
+    return (await events.append_event(db, event)).event

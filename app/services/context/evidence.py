@@ -4,6 +4,7 @@ the question names, and long texts cut down to the passages that answer it.
 Without a question the loader never comes here (its events stay newest first).
 """
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -155,13 +156,19 @@ def _count_statement(shape: tuple[bool, ...], kinds: tuple[bool, bool]) -> Selec
 
 @cache
 def _texts_statement(shape: tuple[bool, ...], kinds: tuple[bool, bool]) -> CompoundSelect[Any]:
-    return _uncompressed(shape, kinds, ev.c.seq, ev.c.occurred_at, ev.c.kind, ev.c.body)
+    columns = (ev.c.seq, ev.c.occurred_at, ev.c.scope, ev.c.scope_ref, ev.c.kind, ev.c.body)
+    return _uncompressed(shape, kinds, *columns)
 
 
 # bm25's usual constants: k1 bounds what repeating a word adds, b how much a text's
 # length counts against it (a long assistant answer holds many words by its length alone).
 K1 = 1.2
 B = 0.75
+# What an event's neighbours' relevance adds to its own; of how many of the best events
+# found through the index the neighbours are read, and how far apart in the log they may be.
+NEIGHBOUR_WEIGHT = 0.5
+NEIGHBOURS_OF = 200
+NEIGHBOUR_SPAN = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,23 +178,38 @@ class _Held:
     length: int  # characters of its text
 
 
-def _relevance(held: Sequence[_Held], n: int, avg_length: float) -> list[_Found]:
-    """Each item's bm25 among `n` events whose texts average `avg_length` characters; the
-    best is 1."""
+def _bm25(held: Sequence[_Held], n: int, avg_length: float) -> dict[int, float]:
+    """Each item's bm25 by seq, among `n` events whose texts average `avg_length`
+    characters."""
     df = Counter(s for h in held for s in h.counts)
     idf = {s: math.log(1 + (n - d + 0.5) / (d + 0.5)) for s, d in df.items()}
     avg = avg_length or 1.0
-    found: list[tuple[Any, float]] = []
+    scores: dict[int, float] = {}
     for h in held:
         norm = K1 * (1 - B + B * h.length / avg)
-        x = sum(idf[s] * tf * (K1 + 1) / (tf + norm) for s, tf in h.counts.items())
-        found.append((h.row, x))
+        scores[h.row.seq] = sum(idf[s] * tf * (K1 + 1) / (tf + norm) for s, tf in h.counts.items())
+    return scores
+
+
+def _with_neighbours(
+    rows: Sequence[Any], scores: dict[int, float], neighbours: dict[int, tuple[int, ...]]
+) -> list[_Found]:
+    """Each row's own score plus NEIGHBOUR_WEIGHT of its neighbours' (in a conversation the
+    turn that answers often follows the one that holds the question's words), the best 1;
+    rows scoring 0 left out."""
+    found: list[tuple[Any, float]] = []
+    for r in rows:
+        x = scores.get(r.seq, 0.0)
+        x += NEIGHBOUR_WEIGHT * sum(scores.get(m, 0.0) for m in neighbours.get(r.seq, ()))
+        if x > 0:
+            found.append((r, x))
     best = max((x for _, x in found), default=0.0) or 1.0
     return [_Found(r.seq, r.occurred_at, x / best) for r, x in found]
 
 
 def _scanned(rows: Sequence[Any], q: Question) -> list[_Found]:
-    """The events among `rows` holding a question word, scored among them."""
+    """The events among `rows` holding a question word or next to one that does, scored
+    among them."""
     held: list[_Held] = []
     total = 0
     for r in rows:
@@ -199,7 +221,15 @@ def _scanned(rows: Sequence[Any], q: Question) -> list[_Found]:
             counts = Counter(m.lower() for m in q.pattern.findall(text))
             if counts:
                 held.append(_Held(r, counts, len(text)))
-    return _relevance(held, len(rows), total / max(len(rows), 1))
+    scores = _bm25(held, len(rows), total / max(len(rows), 1))
+    # Neighbours: the events just before and after in the same scope, in the log's order.
+    in_order = sorted(rows, key=lambda r: (r.scope, r.scope_ref or "", r.seq))
+    neighbours: dict[int, tuple[int, ...]] = {}
+    for a, b in itertools.pairwise(in_order):
+        if (a.scope, a.scope_ref) == (b.scope, b.scope_ref):
+            neighbours[a.seq] = (*neighbours.get(a.seq, ()), b.seq)
+            neighbours[b.seq] = (*neighbours.get(b.seq, ()), a.seq)
+    return _with_neighbours(rows, scores, neighbours)
 
 
 async def _indexed(
@@ -239,7 +269,48 @@ async def _indexed(
     # The index says which events hold a word, not how often; their lengths average over
     # the events found, not the scopes' (which would read every text).
     lengths = [h.length for h in held.values()]
-    return _relevance(list(held.values()), n, sum(lengths) / max(len(lengths), 1))
+    scores = _bm25(list(held.values()), n, sum(lengths) / max(len(lengths), 1))
+    # Neighbours: the events appended just before and after in the same scope, of the best
+    # NEIGHBOURS_OF found: their seqs within NEIGHBOUR_SPAN either side are read in one
+    # query (other scopes' appends may come between), the uncompressed ones in the scopes.
+    best = sorted(scores, key=scores.__getitem__, reverse=True)[:NEIGHBOURS_OF]
+    spanned = set(best)
+    rows = {seq: h.row for seq, h in held.items()}
+    span = range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)
+    wanted = sorted({s + d for s in best for d in span} - rows.keys())
+    if wanted:
+        around = _seqs_statement(shape, kinds.shape)
+        values = scope_params.values(scopes) | kinds.values() | {"seqs": wanted}
+        rows |= {r.seq: r for r in await conn.execute(around, values)}
+    neighbours: dict[int, tuple[int, ...]] = {}
+    by_scope = sorted(rows.values(), key=lambda r: (r.scope, r.scope_ref or "", r.seq))
+    for a, b in itertools.pairwise(by_scope):
+        # Next to each other in their scope, and one of them had its span read whole.
+        read_whole = a.seq in spanned or b.seq in spanned
+        if read_whole and _same_scope(a, b) and b.seq - a.seq <= NEIGHBOUR_SPAN:
+            neighbours[a.seq] = (*neighbours.get(a.seq, ()), b.seq)
+            neighbours[b.seq] = (*neighbours.get(b.seq, ()), a.seq)
+    return _with_neighbours(list(rows.values()), scores, neighbours)
+
+
+def _same_scope(a: Any, b: Any) -> bool:
+    return bool(a.scope == b.scope and a.scope_ref == b.scope_ref)
+
+
+@cache
+def _seqs_statement(shape: tuple[bool, ...], kinds: tuple[bool, bool]) -> CompoundSelect[Any]:
+    """The uncompressed events among `:seqs` in the scopes of `shape`."""
+    columns = (ev.c.seq, ev.c.occurred_at, ev.c.scope, ev.c.scope_ref)
+    arms = [
+        select(*columns).where(
+            ev.c.seq.in_(bindparam("seqs", expanding=True)),
+            *scope_params.in_scope(ev, i, ref_is_none),
+            ev.c.compressed_at.is_(None),
+            *scope_params.of_kinds(ev, kinds),
+        )
+        for i, ref_is_none in enumerate(shape)
+    ]
+    return union_all(*arms)
 
 
 @cache
@@ -254,7 +325,8 @@ def _word_statement(
     """One word's newest WORD_MATCHES_MAX uncompressed events in the scopes of `shape`
     (from `:from_seq` on when `bounded`; inside `:start`-`:end` when `windowed`)."""
     length = (func.length(ev.c.kind) + func.length(ev.c.body) + 1).label("length")
-    stmt = fulltext.any_of_statement(dialect, ev, shape, [ev.c.occurred_at, length], ranked=False)
+    columns = [ev.c.occurred_at, ev.c.scope, ev.c.scope_ref, length]
+    stmt = fulltext.any_of_statement(dialect, ev, shape, columns, ranked=False)
     stmt = stmt.where(ev.c.compressed_at.is_(None), *scope_params.of_kinds(ev, kinds))
     if bounded:
         stmt = stmt.where(fulltext.from_seq_condition(dialect))
