@@ -328,6 +328,9 @@ async def _pack(
     skipped = 0
     while start < len(order) and skipped < SKIPPED_MAX and budget - used >= MIN_ITEM_TOKENS:
         for item in await read(order[start : start + page]):
+            if budget - used < MIN_ITEM_TOKENS:  # this item and the rest are left out
+                complete = False
+                break
             text = render(item)
             piece = f"{text}\n\n"
             cost = estimate_tokens(piece)
@@ -343,7 +346,8 @@ async def _pack(
             skipped += 1
             if skipped >= SKIPPED_MAX:
                 break
-        start, page = start + page, page * 2
+        # The next page: no more than could still go in, and be passed over, of what is left.
+        start, page = start + page, min(page * 2, (budget - used) // MIN_ITEM_TOKENS + SKIPPED_MAX)
     if not shown and first_over is not None:
         # Nothing fits whole: the first item is cut rather than dropped, so an agent learns
         # it exists, and its id, from the marker.
