@@ -17,6 +17,7 @@ from app.tokens import estimate_tokens
 _DATED = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$€£\"'(])")
 _SUFFIXES = ("ing", "ies", "ied", "es", "ed", "ly", "s")
+NEIGHBOUR_WEIGHT = 0.5  # of a unit's neighbours' scores added to its own
 LONG_LINE_TOKENS = 60  # a longer line is split into sentences, each a passage of its own
 
 
@@ -81,9 +82,12 @@ def choose(
         for w in words:
             df[w] = df.get(w, 0) + 1
     weight = {s: math.log(1 + n / (1 + d)) for s, d in df.items()}
+    own = [sum(weight[s] for s in held[i]) for i in range(n)]
     scores: list[tuple[float, int]] = []
     for i, u in enumerate(found):
-        score = sum(weight[s] for s in held[i])
+        # A unit next to one holding the words shares part of its score: in a summary of a
+        # conversation the line after a question often holds its answer.
+        score = own[i] + NEIGHBOUR_WEIGHT * sum(own[j] for j in (i - 1, i + 1) if 0 <= j < n)
         if window is not None and u.at is not None and window.holds(u.at):
             score = score * 2 + 1
         if score > 0:
