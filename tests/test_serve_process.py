@@ -1,6 +1,7 @@
 """`jet-memory serve` as a real process on 127.0.0.1, with tenants and keys made by the CLI."""
 
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -246,12 +247,17 @@ def test_an_idle_connection_outlives_the_clients_pool_expiry(
     it longer, so a request sent just as the client's pool still trusts it is answered, not
     met by a closed socket (a transport error the client cannot tell from a lost write)."""
     cli(env, tmp_path, "migrate")
-    request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
     with running_server(env, tmp_path) as url:
-        port = int(url.rsplit(":", 1)[1])
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-            s.sendall(request)
-            assert s.recv(4096).startswith(b"HTTP/1.1 200")
+        conn = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1]), timeout=30)
+        try:
+            conn.request("GET", "/healthz")
+            first = conn.getresponse()
+            assert first.status == 200 and first.read()
+            sock = conn.sock
             time.sleep(CLIENT_POOL_EXPIRY + 1)  # idle past the client's pool
-            s.sendall(request)
-            assert s.recv(4096).startswith(b"HTTP/1.1 200")
+            # http.client does not reconnect by itself: a closed socket fails here.
+            conn.request("GET", "/healthz")
+            again = conn.getresponse()
+            assert again.status == 200 and again.read() and conn.sock is sock
+        finally:
+            conn.close()
