@@ -283,3 +283,30 @@ async def event_elsewhere(db: TenantDb, body: str, at: datetime) -> Event:
     """An event of another scope, appended between the two of the conversation."""
     event = EventIn(Scope.ENTITY, "other-client", "chat_turn", body, occurred_at=at)
     return (await events.append_event(db, event)).event
+
+
+async def test_no_room_for_an_event_leaves_no_header_alone(db: TenantDb) -> None:
+    """A budget the entries nearly fill leaves the events too little room for one item:
+    the context then has no events section at all, not a header over nothing."""
+    async with write_transaction(db.engine) as conn:
+        await entries.insert_entry(
+            conn,
+            EntryIn(
+                Scope.ENTITY, ACME, "Osprey plan", "Osprey: " + "plan step. " * 30, importance=5
+            ),
+            now=NOW - timedelta(days=1),
+        )
+    await log(db, "Osprey call went well.", NOW - timedelta(days=1))
+    for budget in range(64, 140, 4):
+        result = await load_context(
+            db,
+            scope=Scope.ENTITY,
+            scope_ref=ACME,
+            query="Osprey plan",
+            max_tokens=budget,
+            include_institutional=True,
+            now=NOW,
+        )
+        headers = [line for line in result.markdown.splitlines() if line.startswith("## ")]
+        assert (headers != ["## Memory"]) == bool(result.events), (budget, headers)
+        assert result.tokens <= budget

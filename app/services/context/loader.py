@@ -357,6 +357,8 @@ async def _pack(
             return _Section("", 0, [], complete=False)
         tokens = used + estimate_tokens(cut)
         return _Section(head + cut, tokens, [item], complete=False, cut=True)
+    if not shown:  # no room for even one item: no header alone either
+        return _Section("", 0, [], complete=False)
     complete = complete and start >= len(order)
     return _Section("".join(pieces), used, shown, complete, texts=tuple(texts))
 
