@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -848,6 +849,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.anchor is None:
         args.anchor = datetime.now(UTC).date().replace(day=1)
+    # SIGTERM as Ctrl-C: the server this run started is stopped by the same cleanup.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     report = asyncio.run(evaluate(args))
     print(report["markdown"])
     print("\nThe sets (compare with the outside held-out set's description):")
