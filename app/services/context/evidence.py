@@ -167,7 +167,9 @@ B = 0.75
 # What an event's neighbours' relevance adds to its own; of how many of the best events
 # found through the index the neighbours are read, and how far apart in the log they may be.
 NEIGHBOUR_WEIGHT = 0.5
-NEIGHBOURS_OF = 200
+NEIGHBOURS_OF = 50
+# Of how many of the events found through the index the lengths are read.
+LENGTHS_OF = 200
 NEIGHBOUR_SPAN = 4
 
 
@@ -264,12 +266,20 @@ async def _indexed(
         for stmt in stmts:
             for r in await conn.execute(stmt, values):
                 if r.seq not in held:
-                    held[r.seq] = _Held(r, {}, r.length)
+                    held[r.seq] = _Held(r, {}, 0)
                 held[r.seq].counts[stem] = 1
-    # The index says which events hold a word, not how often; their lengths average over
-    # the events found, not the scopes' (which would read every text).
-    lengths = [h.length for h in held.values()]
-    scores = _bm25(list(held.values()), n, sum(lengths) / max(len(lengths), 1))
+    # The index says which events hold a word, not how often. Their lengths are read for
+    # the LENGTHS_OF best by the words' rarity alone (a text's length costs a read of it:
+    # for every match that was most of a question's time at a million events); the others
+    # count as of the average length.
+    rarity = _bm25(list(held.values()), n, 0.0)
+    first = sorted(rarity, key=rarity.__getitem__, reverse=True)[:LENGTHS_OF]
+    length_of: dict[int, int] = {}
+    if first:
+        length_of = dict(list(await conn.execute(_lengths_statement(), {"seqs": first})))
+    avg = sum(length_of.values()) / max(len(length_of), 1)
+    sized = [_Held(h.row, h.counts, length_of.get(s, round(avg))) for s, h in held.items()]
+    scores = _bm25(sized, n, avg)
     # Neighbours: the events appended just before and after in the same scope, of the best
     # NEIGHBOURS_OF found: their seqs within NEIGHBOUR_SPAN either side are read in one
     # query (other scopes' appends may come between), the uncompressed ones in the scopes.
@@ -291,6 +301,12 @@ async def _indexed(
             neighbours[a.seq] = (*neighbours.get(a.seq, ()), b.seq)
             neighbours[b.seq] = (*neighbours.get(b.seq, ()), a.seq)
     return _with_neighbours(list(rows.values()), scores, neighbours)
+
+
+@cache
+def _lengths_statement() -> Select[Any]:
+    length = func.length(ev.c.kind) + func.length(ev.c.body) + 1
+    return select(ev.c.seq, length).where(ev.c.seq.in_(bindparam("seqs", expanding=True)))
 
 
 def _same_scope(a: Any, b: Any) -> bool:
@@ -324,8 +340,7 @@ def _word_statement(
 ) -> Select[Any]:
     """One word's newest WORD_MATCHES_MAX uncompressed events in the scopes of `shape`
     (from `:from_seq` on when `bounded`; inside `:start`-`:end` when `windowed`)."""
-    length = (func.length(ev.c.kind) + func.length(ev.c.body) + 1).label("length")
-    columns = [ev.c.occurred_at, ev.c.scope, ev.c.scope_ref, length]
+    columns = [ev.c.occurred_at, ev.c.scope, ev.c.scope_ref]
     stmt = fulltext.any_of_statement(dialect, ev, shape, columns, ranked=False)
     stmt = stmt.where(ev.c.compressed_at.is_(None), *scope_params.of_kinds(ev, kinds))
     if bounded:
@@ -350,13 +365,16 @@ def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
     return shared >= 2 or (shared == 1 and (len(a) == 1 or len(b) == 1))
 
 
-def passage_text(text: str, q: Question, room: int) -> tuple[str, int] | None:
+def passage_text(
+    text: str, q: Question, room: int, *, neighbours: bool = True
+) -> tuple[str, int] | None:
     """`text` as the passages that answer `q` within `room` tokens, and how many of its
-    lines or sentences were left out; None when it is short or nothing in it matches."""
+    lines or sentences were left out; None when it is short or nothing in it matches.
+    `neighbours`: the units next to those holding the words count too (passages.choose)."""
     if estimate_tokens(text) <= min(PASSAGES_OVER_TOKENS, room):
         return None
     found = passages.units(text)
-    choice = passages.choose(found, q.pattern, q.window, room)
+    choice = passages.choose(found, q.pattern, q.window, room, neighbours=neighbours)
     if not choice.shown:
         return None
     return passages.render(found, choice), choice.total - len(choice.shown)

@@ -40,12 +40,14 @@ def _label(scope: Scope, scope_ref: str | None) -> str:
     return scope.value if scope_ref is None else f"{scope.value}/{one_line(scope_ref)}"
 
 
-def _passages(text: str, item_id: str, q: evidence.Question | None, room: int) -> str:
+def _passages(
+    text: str, item_id: str, q: evidence.Question | None, room: int, *, neighbours: bool
+) -> str:
     """`text`, or (asked a question, the text long) the passages that answer it and a note
     of what was left out."""
     if q is None:
         return text
-    found = evidence.passage_text(text.strip(), q, room)
+    found = evidence.passage_text(text.strip(), q, room, neighbours=neighbours)
     if found is None:
         return text
     shown, elided = found
@@ -61,14 +63,16 @@ def render_entry(e: Entry, q: evidence.Question | None = None, room: int = 0) ->
     ]
     if e.tags:
         meta.append("tags: " + one_line(", ".join(e.tags)))
-    body = content(_passages(e.summary, e.id, q, room))
+    body = content(_passages(e.summary, e.id, q, room, neighbours=True))
     return f"### {one_line(e.title)}\n{' · '.join(meta)}\n\n{body}"
 
 
 def render_event(e: Event, q: evidence.Question | None = None, room: int = 0) -> str:
     when = f"{e.occurred_at:%Y-%m-%d %H:%M} UTC"
     head = f"### {one_line(e.kind)} · {_label(e.scope, e.scope_ref)} · {when} · `{e.id}`"
-    return f"{head}\n\n{content(_passages(e.body, e.id, q, room))}"
+    # An event's neighbours are the events beside it (evidence.py): within one turn the
+    # passages keep to the sentences holding the words, so more turns fit.
+    return f"{head}\n\n{content(_passages(e.body, e.id, q, room, neighbours=False))}"
 
 
 # The end of an event's heading line when an older item packed below it speaks of the same

@@ -68,7 +68,12 @@ class Choice:
 
 
 def choose(
-    found: Sequence[Unit], pattern: re.Pattern[str], window: Window | None, room: int
+    found: Sequence[Unit],
+    pattern: re.Pattern[str],
+    window: Window | None,
+    room: int,
+    *,
+    neighbours: bool = True,
 ) -> Choice:
     """The units that best answer, within `room` tokens, in text order.
 
@@ -87,7 +92,9 @@ def choose(
     for i, u in enumerate(found):
         # A unit next to one holding the words shares part of its score: in a summary of a
         # conversation the line after a question often holds its answer.
-        score = own[i] + NEIGHBOUR_WEIGHT * sum(own[j] for j in (i - 1, i + 1) if 0 <= j < n)
+        score = own[i]
+        if neighbours:
+            score += NEIGHBOUR_WEIGHT * sum(own[j] for j in (i - 1, i + 1) if 0 <= j < n)
         if window is not None and u.at is not None and window.holds(u.at):
             score = score * 2 + 1
         if score > 0:
