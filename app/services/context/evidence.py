@@ -8,7 +8,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -225,13 +225,7 @@ def _scanned(rows: Sequence[Any], q: Question) -> list[_Found]:
                 held.append(_Held(r, counts, len(text)))
     scores = _bm25(held, len(rows), total / max(len(rows), 1))
     # Neighbours: the events just before and after in the same scope, in the log's order.
-    in_order = sorted(rows, key=lambda r: (r.scope, r.scope_ref or "", r.seq))
-    neighbours: dict[int, tuple[int, ...]] = {}
-    for a, b in itertools.pairwise(in_order):
-        if (a.scope, a.scope_ref) == (b.scope, b.scope_ref):
-            neighbours[a.seq] = (*neighbours.get(a.seq, ()), b.seq)
-            neighbours[b.seq] = (*neighbours.get(b.seq, ()), a.seq)
-    return _with_neighbours(rows, scores, neighbours)
+    return _with_neighbours(rows, scores, _adjacent(rows, lambda a, b: True))
 
 
 async def _indexed(
@@ -292,25 +286,31 @@ async def _indexed(
         around = _seqs_statement(shape, kinds.shape)
         values = scope_params.values(scopes) | kinds.values() | {"seqs": wanted}
         rows |= {r.seq: r for r in await conn.execute(around, values)}
+    candidates = list(rows.values())
+
+    def spanned_pair(a: Any, b: Any) -> bool:
+        # One of the two had its span read whole, so nothing of the scope lies between.
+        return (a.seq in spanned or b.seq in spanned) and b.seq - a.seq <= NEIGHBOUR_SPAN
+
+    return _with_neighbours(candidates, scores, _adjacent(candidates, spanned_pair))
+
+
+def _adjacent(rows: Sequence[Any], keep: Callable[[Any, Any], bool]) -> dict[int, tuple[int, ...]]:
+    """Each row's seq -> the seqs of the rows just before and after it in its scope (by seq),
+    for the pairs `keep` accepts."""
     neighbours: dict[int, tuple[int, ...]] = {}
-    by_scope = sorted(rows.values(), key=lambda r: (r.scope, r.scope_ref or "", r.seq))
-    for a, b in itertools.pairwise(by_scope):
-        # Next to each other in their scope, and one of them had its span read whole.
-        read_whole = a.seq in spanned or b.seq in spanned
-        if read_whole and _same_scope(a, b) and b.seq - a.seq <= NEIGHBOUR_SPAN:
+    in_order = sorted(rows, key=lambda r: (r.scope, r.scope_ref or "", r.seq))
+    for a, b in itertools.pairwise(in_order):
+        if (a.scope, a.scope_ref) == (b.scope, b.scope_ref) and keep(a, b):
             neighbours[a.seq] = (*neighbours.get(a.seq, ()), b.seq)
             neighbours[b.seq] = (*neighbours.get(b.seq, ()), a.seq)
-    return _with_neighbours(list(rows.values()), scores, neighbours)
+    return neighbours
 
 
 @cache
 def _lengths_statement() -> Select[Any]:
     length = func.length(ev.c.kind) + func.length(ev.c.body) + 1
     return select(ev.c.seq, length).where(ev.c.seq.in_(bindparam("seqs", expanding=True)))
-
-
-def _same_scope(a: Any, b: Any) -> bool:
-    return bool(a.scope == b.scope and a.scope_ref == b.scope_ref)
 
 
 @cache

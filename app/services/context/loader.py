@@ -333,11 +333,11 @@ async def _pack(
                 break
             text = render(item)
             piece = f"{text}\n\n"
-            cost = estimate_tokens(piece)
-            if used + cost + (extra(item) if extra else 0) <= budget:
+            cost = estimate_tokens(piece) + (extra(item) if extra else 0)
+            if used + cost <= budget:
                 pieces.append(piece)
                 texts.append(text)
-                used += cost + (extra(item) if extra else 0)
+                used += cost
                 shown.append(item)
                 continue
             complete = False
