@@ -16,8 +16,8 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids
-from app.errors import Conflict, InvalidInput, NotFound, TooLarge
-from app.services import cursors, limits, validation
+from app.errors import Conflict, InvalidInput, NotFound
+from app.services import cursors, validation
 from app.services.data_rights import history
 from app.services.entry_rows import COLUMNS, to_entry
 from app.services.events import COLUMNS as EVENT_COLUMNS
@@ -179,11 +179,7 @@ _BY_IDS = select(*COLUMNS).where(in_list(en.c.id, "ids"))
 
 def _check_lists(flt: EntryFilter) -> None:
     for name, values in (("tags", flt.tags), ("sources", flt.sources)):
-        if values is not None and len(values) > limits.FILTER_VALUES_MAX:
-            raise TooLarge(
-                [name],
-                f"{name} has {len(values)} values; the limit is {limits.FILTER_VALUES_MAX}",
-            )
+        validation.check_list_size(values, name)
 
 
 def _matches_nothing(flt: EntryFilter) -> bool:

@@ -10,8 +10,8 @@ from sqlalchemy import Integer, Select, and_, bindparam, func, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import ids, metrics
-from app.errors import Conflict, ExpectedError, ExpectedErrors, InvalidInput, TooLarge
-from app.services import cursors, limits, validation
+from app.errors import Conflict, ExpectedError, ExpectedErrors, InvalidInput
+from app.services import cursors, validation
 from app.services.records import (
     Appended,
     Edge,
@@ -207,12 +207,7 @@ async def list_events_next(
 def _check_filter(flt: EventFilter, first: int) -> None:
     validation.check_first(first)
     validation.check_search(flt.search)
-    # The list's size first: no work in proportion to a list over its cap.
-    if flt.kinds is not None and len(flt.kinds) > limits.FILTER_VALUES_MAX:
-        raise TooLarge(
-            ["kinds"],
-            f"kinds has {len(flt.kinds)} values; the limit is {limits.FILTER_VALUES_MAX}",
-        )
+    validation.check_list_size(flt.kinds, "kinds")
     validation.check_filter_text(flt.scope_ref, flt.kinds, "kinds")
     if flt.scope not in (None, Scope.INSTITUTIONAL) and flt.scope_ref is not None:
         validation.check_scope(flt.scope, flt.scope_ref)

@@ -1,6 +1,7 @@
 """Input rules of the contract. Each failure names the field and the limit it broke."""
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from app.errors import ExpectedError, ExpectedErrors, Forbidden, InvalidInput, TooLarge
@@ -21,6 +22,15 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 def is_text(value: str) -> bool:
     """Whether UTF-8 can hold `value`: an id with a lone surrogate names nothing stored."""
     return value.isascii() or _SURROGATE.search(value) is None
+
+
+def check_list_size(values: Sequence[str] | None, field: str) -> None:
+    """A filter list over its cap is refused before anything else reads it: no work in
+    proportion to a list over its cap."""
+    if values is not None and len(values) > limits.FILTER_VALUES_MAX:
+        raise TooLarge(
+            [field], f"{field} has {len(values)} values; the limit is {limits.FILTER_VALUES_MAX}"
+        )
 
 
 def check_filter_text(scope_ref: str | None, values: list[str] | None, field: str) -> None:

@@ -19,8 +19,8 @@ from pydantic import with_config
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.errors import InvalidInput, TooLarge
-from app.services import entry_rows, limits, validation
+from app.errors import InvalidInput
+from app.services import entry_rows, validation
 from app.services.context import evidence, ranking, scope_params
 from app.services.context.markdown import NEWER, cut_to_fit, render_entry, render_event
 from app.services.context.ranking import WEIGHTS, Candidate, by_importance, rank
@@ -420,11 +420,7 @@ def _newest_first(
 
 def _kinds(kinds: Sequence[str] | None, exclude_kinds: Sequence[str] | None) -> scope_params.Kinds:
     for values, field in ((kinds, "kinds"), (exclude_kinds, "excludeKinds")):
-        if values is not None and len(values) > limits.FILTER_VALUES_MAX:
-            raise TooLarge(
-                [field],
-                f"{field} has {len(values)} values; the limit is {limits.FILTER_VALUES_MAX}",
-            )
+        validation.check_list_size(values, field)
         validation.check_filter_text(None, list(values or ()), field)
     return scope_params.Kinds(
         None if kinds is None else tuple(kinds), tuple(exclude_kinds) if exclude_kinds else None
